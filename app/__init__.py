@@ -1,0 +1,1 @@
+"""The Streamlit app: entry point, service wiring and shared widgets."""

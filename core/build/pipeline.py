@@ -1,0 +1,255 @@
+"""The offline build pipeline: parse → chunk → embed (batched) → upsert, resumable and idempotent.
+
+The catalog is the journal. A document's chunks are written to the catalog first (`chunked`),
+then embedded and upserted in batches with deterministic primary keys, and only then is the
+document marked `indexed`. So a build that is killed at any point can simply be run again:
+unchanged indexed documents are skipped, and anything left half-done is cleared and redone, with
+no duplicate and no lost chunk.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
+from core.build.sources import Unit, collect_files, count_units, iter_units
+from core.config import Settings
+from core.embed import Embedder
+from core.errors import ParseError
+from core.ingest import chunk_document
+from core.models import Chunk, KnowledgeBase, ParsedDocument
+from core.store import Catalog, VectorRecord, VectorStore
+
+__all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
+
+_EVENT_INTERVAL_S = 0.25
+
+
+def embedding_text(title: str, chunk: Chunk) -> str:
+    """The text that is embedded and BM25-indexed: title and heading path give a chunk context."""
+    head = [title] if title else []
+    head += [h for h in chunk.heading_path if h and h != title]
+    return "\n".join([" > ".join(head), chunk.text]) if head else chunk.text
+
+
+@dataclass
+class _Pending:
+    """Chunks waiting for their vectors, and the documents they complete."""
+
+    records: list[tuple[int, int, str]]  # (doc id, chunk id, text)
+    remaining: dict[int, int]  # doc id -> chunks not yet upserted
+
+
+class BuildPipeline:
+    def __init__(
+        self, catalog: Catalog, vectors: VectorStore, embedder: Embedder, settings: Settings
+    ) -> None:
+        self.catalog = catalog
+        self.vectors = vectors
+        self.embedder = embedder
+        self.settings = settings
+
+    def add(
+        self,
+        kb: KnowledgeBase,
+        paths: Sequence[Path],
+        on_event: ProgressSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> BuildReport:
+        """Add files, folders and corpora to a knowledge base; return what happened to each."""
+        run = _Run(self, kb, on_event or (lambda _e: None), cancel or threading.Event())
+        return run.execute(paths)
+
+
+class _Run:
+    """One `add`: its counters, its batch buffer and its background flusher."""
+
+    def __init__(
+        self,
+        pipeline: BuildPipeline,
+        kb: KnowledgeBase,
+        emit: ProgressSink,
+        cancel: threading.Event,
+    ) -> None:
+        self.p = pipeline
+        self.kb = kb
+        self.emit = emit
+        self.cancel = cancel
+        self.report = BuildReport(kb=kb.name)
+        self.clock = RateClock()
+        self.pending = _Pending([], {})
+        self.done = 0
+        self.total = 0
+        self.indexed_chunks = 0
+        self._last_event = 0.0
+        # Embedding and upserting run on one background thread while the next documents parse:
+        # numpy releases the GIL, so the two overlap on a small machine.
+        self._flusher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhixing-flush")
+        self._inflight: Future[None] | None = None
+
+    def execute(self, paths: Sequence[Path]) -> BuildReport:
+        files, failures = collect_files(paths)
+        self.report.failed.extend(failures)
+        self.total = count_units(files) + len(failures)
+        self.done = len(failures)
+        self._event("scan", f"{self.total} document(s) to consider", force=True)
+        self.p.vectors.ensure_collection(self.kb.dimension)
+        job = self.p.catalog.start_job(self.kb.id, self.total)
+        status = "failed"
+        states = self.p.catalog.document_states(self.kb.id)
+        try:
+            for unit in iter_units(files, workers=self.p.settings.workers):
+                if self.cancel.is_set():
+                    status = "cancelled"
+                    break
+                if isinstance(unit, ItemFailure):
+                    self.report.failed.append(unit)
+                else:
+                    self._build_unit(unit, states)
+                self.done += 1
+                self._event("parse", unit.source)
+            else:
+                status = "done"
+            self._flush()
+            self._wait()
+        finally:
+            self._flusher.shutdown(wait=True)
+            failed = len(self.report.failed)
+            self.p.catalog.finish_job(job, status=status, done=self.done, failed=failed)
+        self.report.seconds = self.clock.elapsed()
+        self._event(
+            "done",
+            f"{len(self.report.added)} added, {len(self.report.skipped)} "
+            f"unchanged, {len(self.report.failed)} failed",
+            force=True,
+        )
+        return self.report
+
+    def _build_unit(self, unit: Unit, states: dict[str, tuple[int, str, str]]) -> None:
+        previous = states.get(unit.source)
+        if previous and previous[1] == unit.sha256 and previous[2] == "indexed":
+            self.report.skipped.append(unit.source)
+            return
+        try:
+            doc = unit.load()
+            chunks = chunk_document(
+                doc,
+                max_units=self.p.settings.chunk_units,
+                overlap_units=self.p.settings.chunk_overlap_units,
+            )
+            if not chunks:
+                raise ParseError(f"{unit.source} contains no text to index.")
+        except ParseError as exc:
+            self._fail(unit, str(exc), previous)
+            return
+        self.report.warnings.extend(doc.warnings)
+        if previous:
+            # The new version parsed; only now is the old one (or a half-built one) cleared.
+            self._wait()
+            remove_documents(self.p.catalog, self.p.vectors, self.kb, [previous[0]])
+            if previous[2] == "indexed":
+                self.report.replaced.append(unit.source)
+        doc_id, chunk_ids = self.p.catalog.add_document(
+            self.kb.id,
+            source=unit.source,
+            sha256=unit.sha256,
+            kind=unit.kind,
+            title=doc.title,
+            pages=doc.page_count,
+            chunks=chunks,
+        )
+        states[unit.source] = (doc_id, unit.sha256, "chunked")
+        self._queue(doc, doc_id, chunk_ids, chunks)
+        self.report.added.append(unit.source)
+
+    def _fail(self, unit: Unit, error: str, previous: tuple[int, str, str] | None) -> None:
+        self.report.failed.append(ItemFailure(unit.source, error))
+        if previous and previous[2] == "indexed":
+            return  # keep the version that was already there
+        if previous:
+            remove_documents(self.p.catalog, self.p.vectors, self.kb, [previous[0]])
+        self.p.catalog.record_failure(
+            self.kb.id, source=unit.source, sha256=unit.sha256, kind=unit.kind, error=error
+        )
+
+    def _queue(
+        self, doc: ParsedDocument, doc_id: int, chunk_ids: list[int], chunks: list[Chunk]
+    ) -> None:
+        self.pending.remaining[doc_id] = len(chunks)
+        for chunk_id, chunk in zip(chunk_ids, chunks, strict=True):
+            self.pending.records.append((doc_id, chunk_id, embedding_text(doc.title, chunk)))
+            if len(self.pending.records) >= self.p.settings.embed_batch:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Hand the buffered chunks to the background flusher (at most one batch in flight)."""
+        batch = self.pending.records
+        if not batch:
+            return
+        counts: dict[int, int] = {}
+        for doc_id, _, _ in batch:
+            counts[doc_id] = counts.get(doc_id, 0) + 1
+        finished = []
+        for doc_id, n in counts.items():
+            self.pending.remaining[doc_id] -= n
+            if self.pending.remaining[doc_id] == 0:
+                del self.pending.remaining[doc_id]
+                finished.append(doc_id)
+        self.pending.records = []
+        self._wait()
+        self._inflight = self._flusher.submit(self._write, batch, finished)
+
+    def _write(self, batch: list[tuple[int, int, str]], finished: list[int]) -> None:
+        vectors = self.p.embedder.embed([text for _, _, text in batch])
+        records = [
+            VectorRecord(
+                kb=self.kb.id, doc=doc_id, kind="chunk", ref_id=chunk_id, text=text, vector=vector
+            )
+            for (doc_id, chunk_id, text), vector in zip(batch, vectors, strict=True)
+        ]
+        self.p.vectors.upsert(self.kb.dimension, records)
+        # A document becomes `indexed` only once every one of its chunks has a vector.
+        self.p.catalog.mark_indexed(finished)
+        self.indexed_chunks += len(batch)
+        self.report.chunks = self.indexed_chunks
+
+    def _wait(self) -> None:
+        if self._inflight is not None:
+            self._inflight.result()
+            self._inflight = None
+
+    def _event(self, stage: str, message: str, *, force: bool = False) -> None:
+        now = self.clock.elapsed()
+        if not force and now - self._last_event < _EVENT_INTERVAL_S and self.done < self.total:
+            return
+        self._last_event = now
+        self.emit(
+            ProgressEvent(
+                stage=stage,
+                done=self.done,
+                total=self.total,
+                message=message,
+                eta_s=self.clock.eta(self.done, self.total),
+                chunks=self.indexed_chunks,
+            )
+        )
+
+
+def remove_documents(
+    catalog: Catalog, vectors: VectorStore, kb: KnowledgeBase, doc_ids: Sequence[int]
+) -> None:
+    """Remove documents and every trace of them: vectors first, then catalog rows.
+
+    The documents are flagged `removing` first, so a removal that is interrupted half-way is
+    never mistaken for an indexed document: running it again (or re-adding) completes it.
+    """
+    if not doc_ids:
+        return
+    catalog.mark_removing(doc_ids)
+    vectors.delete_documents(kb.dimension, kb=kb.id, docs=doc_ids)
+    for doc_id in doc_ids:
+        catalog.delete_document(doc_id)

@@ -1,0 +1,346 @@
+"""The `zhixing` command (DESIGN §9). Output shapes under --json are a contract."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from core.build import ProgressEvent
+from core.config import Settings
+from core.errors import ZhixingError
+from core.models import Hit
+from core.search import STRATEGIES, parse_strategies
+
+__all__ = ["build_parser", "main"]
+
+_BATCH = 64
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zhixing", description="知行 Zhixing: a local-first knowledge base with an agent."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    kb = sub.add_parser("kb", help="create, list or delete knowledge bases")
+    kb_sub = kb.add_subparsers(dest="kb_command", required=True, metavar="ACTION")
+    create = kb_sub.add_parser("create", help="create a knowledge base")
+    create.add_argument("name")
+    create.add_argument(
+        "--mode",
+        choices=["graph", "index"],
+        default="index",
+        help="graph = 增强知识图谱索引, index = 仅构建知识索引 (default)",
+    )
+    create.add_argument("--tags", default="", help="comma-separated tags")
+    create.add_argument("--description", default="")
+    kb_list = kb_sub.add_parser("list", help="list knowledge bases")
+    kb_list.add_argument("--json", action="store_true")
+    delete = kb_sub.add_parser("delete", help="delete a knowledge base and everything in it")
+    delete.add_argument("name")
+
+    add = sub.add_parser("add", help="add files, folders or .jsonl corpora to a knowledge base")
+    add.add_argument("name")
+    add.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    add.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+
+    docs = sub.add_parser("docs", help="list the documents of a knowledge base")
+    docs.add_argument("name")
+    docs.add_argument("--json", action="store_true")
+
+    remove = sub.add_parser("remove", help="remove a document and every trace of it")
+    remove.add_argument("name")
+    remove.add_argument("document")
+
+    search = sub.add_parser("search", help="search one, several or all knowledge bases")
+    search.add_argument("name", nargs="?", help="knowledge base (comma-separated for several)")
+    search.add_argument("query", nargs="?")
+    search.add_argument("--all", action="store_true", help="search every knowledge base")
+    search.add_argument("--queries", type=Path, help='JSONL file of {"id", "question"}')
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument(
+        "--strategies", default=None, help=f"comma-separated, from: {','.join(STRATEGIES)}"
+    )
+    search.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        handler = _HANDLERS[args.command if args.command != "kb" else f"kb {args.kb_command}"]
+        return handler(args, settings)
+    except ZhixingError as exc:
+        print(f"zhixing: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("zhixing: interrupted; run the same command again to resume.", file=sys.stderr)
+        return 130
+
+
+def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
+    from core.service import KnowledgeService
+
+    return KnowledgeService(settings)
+
+
+def _emit_json(value: Any, out: TextIO = sys.stdout) -> None:
+    out.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+# --- knowledge bases -----------------------------------------------------------------------
+
+
+def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    with _service(settings) as svc:
+        kb = svc.create_kb(args.name, mode=args.mode, tags=tags, description=args.description)
+    print(f"Created knowledge base {kb.name!r} (mode {kb.mode}).")
+    return 0
+
+
+def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        rows = []
+        for kb in svc.list_kbs():
+            documents, chunks = svc.catalog.kb_counts(kb.id)
+            rows.append(
+                {
+                    "name": kb.name,
+                    "mode": kb.mode,
+                    "tags": list(kb.tags),
+                    "description": kb.description,
+                    "documents": documents,
+                    "chunks": chunks,
+                }
+            )
+    if args.json:
+        _emit_json(rows)
+    elif not rows:
+        print("No knowledge bases yet; create one with: zhixing kb create NAME")
+    else:
+        for r in rows:
+            tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
+            print(
+                f"{r['name']}\t{r['mode']}\t{r['documents']} documents\t{r['chunks']} chunks{tags}"
+            )
+    return 0
+
+
+def _kb_delete(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        svc.delete_kb(args.name)
+    print(f"Deleted knowledge base {args.name!r}.")
+    return 0
+
+
+# --- documents -----------------------------------------------------------------------------
+
+
+class _Progress:
+    """Render build progress on stderr: a redrawn bar on a terminal, sparse lines otherwise."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.last = 0.0
+
+    def __call__(self, event: ProgressEvent) -> None:
+        now = time.monotonic()
+        final = event.stage == "done"
+        if not self.tty and not final and now - self.last < 2.0:
+            return
+        self.last = now
+        total = max(event.total, 1)
+        width = 24
+        filled = int(width * min(event.done, total) / total)
+        eta = f" ETA {event.eta_s:.0f}s" if event.eta_s else ""
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} documents,"
+            f" {event.chunks} chunks{eta} {event.message[:40]}"
+        )
+        if self.tty:
+            self.stream.write("\r" + line.ljust(110)[:110] + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _add(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        report = svc.add(args.name, args.paths, on_event=_Progress())
+    for failure in report.failed:
+        print(f"failed: {failure.error}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        _emit_json(report.to_json())
+    else:
+        print(
+            f"{args.name}: {len(report.added)} added ({len(report.replaced)} replaced), "
+            f"{len(report.skipped)} unchanged, {len(report.failed)} failed, "
+            f"{report.chunks} chunks in {report.seconds:.1f}s."
+        )
+    return 0 if report.ok else 1
+
+
+def _docs(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        docs = svc.documents(args.name)
+    rows = [
+        {
+            "document": d.source,
+            "pages": d.pages,
+            "chunks": d.chunks,
+            "status": d.status,
+            "error": d.error,
+        }
+        for d in docs
+    ]
+    if args.json:
+        _emit_json(rows)
+    elif not rows:
+        print(f"{args.name!r} has no documents yet; add some with: zhixing add {args.name} PATH")
+    else:
+        for r in rows:
+            error = f"\t{r['error']}" if r["error"] else ""
+            print(
+                f"{r['document']}\t{r['pages']} pages\t{r['chunks']} chunks\t{r['status']}{error}"
+            )
+    return 0
+
+
+def _remove(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        doc = svc.remove(args.name, args.document)
+    print(f"Removed {doc.source!r} ({doc.chunks} chunks) from {args.name!r}.")
+    return 0
+
+
+# --- search --------------------------------------------------------------------------------
+
+
+def _hit_json(rank: int, hit: Hit) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "score": round(hit.score, 6),
+        "chunk_id": hit.chunk_id,
+        "document": hit.document,
+        "title": hit.title,
+        "page": hit.page,
+        "text": hit.text,
+        "strategies": hit.strategies,
+    }
+
+
+def _search(args: argparse.Namespace, settings: Settings) -> int:
+    if args.all:
+        # With --all the one positional argument is the query.
+        query = args.query if args.query is not None else args.name
+        names = None
+        if args.query is not None and args.name is not None:
+            raise ZhixingError("Give either a knowledge base name or --all, not both.")
+    else:
+        query, names = args.query, ([n for n in (args.name or "").split(",") if n] or None)
+        if names is None:
+            raise ZhixingError("Name a knowledge base to search, or pass --all.")
+    strategies = parse_strategies(args.strategies)
+    if args.queries is not None:
+        if query is not None:
+            raise ZhixingError("Give either a query or --queries FILE, not both.")
+        if not args.json:
+            raise ZhixingError("--queries needs --json: the output is one JSON line per query.")
+        return _search_batch(args, settings, names, strategies)
+    if not query or not query.strip():
+        raise ZhixingError("The search query is empty; type a question or some keywords.")
+    with _service(settings) as svc:
+        hits = svc.search(query, names, top_k=args.top_k, strategies=strategies)
+    if args.json:
+        _emit_json({"query": query, "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)]})
+        return 0
+    if not hits:
+        print("No hits.")
+    for i, hit in enumerate(hits, 1):
+        where = f"{hit.document} p.{hit.page}" + (
+            f" · {' > '.join(hit.heading_path)}" if hit.heading_path else ""
+        )
+        ranks = ", ".join(f"{k}#{v}" for k, v in hit.strategies.items())
+        snippet = " ".join(hit.text.split())[:200]
+        print(f"{i}. [{hit.score:.4f}] {where}  ({ranks})\n   {snippet}")
+    return 0
+
+
+def _read_queries(path: Path) -> list[tuple[Any, str | None, str | None]]:
+    """Read (id, question, error) per non-blank line; a broken line keeps its place."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ZhixingError(f"The queries file {path} cannot be read: {exc}.") from exc
+    out: list[tuple[Any, str | None, str | None]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        item: Any = None
+        try:
+            item = json.loads(line)
+            question = item["question"]
+            if not isinstance(question, str) or not question.strip():
+                raise ValueError("empty question")
+            out.append((item.get("id"), question, None))
+        except (ValueError, KeyError, TypeError) as exc:
+            ident = item.get("id") if isinstance(item, dict) else None
+            out.append((ident, None, f"line {number} of {path.name}: {_why(exc)}"))
+    return out
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return 'missing "question"'
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    return "the question is empty or not a string"
+
+
+def _search_batch(
+    args: argparse.Namespace,
+    settings: Settings,
+    names: list[str] | None,
+    strategies: tuple[str, ...],
+) -> int:
+    items = _read_queries(args.queries)
+    failed = 0
+    with _service(settings) as svc:
+        for start in range(0, len(items), _BATCH):
+            batch = items[start : start + _BATCH]
+            good = [q for _, q, err in batch if err is None and q is not None]
+            results = iter(svc.search_many(good, names, top_k=args.top_k, strategies=strategies))
+            for ident, _question, error in batch:
+                if error is not None:
+                    failed += 1
+                    print(f"zhixing: {error}", file=sys.stderr)
+                    _emit_json({"id": ident, "hits": [], "error": error})
+                    continue
+                hits = next(results)
+                _emit_json({"id": ident, "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)]})
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+_HANDLERS = {
+    "kb create": _kb_create,
+    "kb list": _kb_list,
+    "kb delete": _kb_delete,
+    "add": _add,
+    "docs": _docs,
+    "remove": _remove,
+    "search": _search,
+}
+
+if __name__ == "__main__":
+    raise SystemExit(main())

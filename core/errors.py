@@ -1,0 +1,51 @@
+"""The exception hierarchy: every error a user sees is one of these, with one clear sentence."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AccessError",
+    "ConfigError",
+    "LLMError",
+    "LLMOutputError",
+    "NotFoundError",
+    "ParseError",
+    "StoreError",
+    "StoreLockedError",
+    "ZhixingError",
+]
+
+
+class ZhixingError(Exception):
+    """Base class: the message is one sentence a user can act on."""
+
+
+class ConfigError(ZhixingError):
+    """A setting is missing or has a value Zhixing cannot use."""
+
+
+class ParseError(ZhixingError):
+    """A document could not be read; the message says why (and where, for a corpus line)."""
+
+
+class StoreError(ZhixingError):
+    """The catalog or the vector store refused an operation."""
+
+
+class StoreLockedError(StoreError):
+    """The Milvus Lite file is held by another process."""
+
+
+class NotFoundError(ZhixingError):
+    """A knowledge base, document or entity that was named does not exist."""
+
+
+class LLMError(ZhixingError):
+    """The LLM endpoint failed or could not be reached."""
+
+
+class LLMOutputError(LLMError):
+    """The LLM answered, but not in the requested shape."""
+
+
+class AccessError(ZhixingError):
+    """The current user may not do this."""

@@ -1,0 +1,20 @@
+"""Search strategies, Reciprocal Rank Fusion and the search engine."""
+
+from core.search.engine import (
+    AVAILABLE_STRATEGIES,
+    DEFAULT_STRATEGIES,
+    STRATEGIES,
+    SearchEngine,
+    parse_strategies,
+)
+from core.search.fusion import RRF_K, reciprocal_rank_fusion
+
+__all__ = [
+    "AVAILABLE_STRATEGIES",
+    "DEFAULT_STRATEGIES",
+    "RRF_K",
+    "STRATEGIES",
+    "SearchEngine",
+    "parse_strategies",
+    "reciprocal_rank_fusion",
+]

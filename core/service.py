@@ -1,0 +1,150 @@
+"""The knowledge service: the one object the CLI and the app talk to.
+
+It owns the catalog, the vector store, the embedder, the build pipeline and the search engine
+of one Zhixing home, and speaks in knowledge-base names; everything below it speaks in ids.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.build import BuildPipeline, BuildReport, ProgressSink, remove_documents
+from core.config import Settings
+from core.embed import Embedder, make_embedder
+from core.errors import NotFoundError, ZhixingError
+from core.models import Hit, KnowledgeBase, StoredDocument
+from core.search import DEFAULT_STRATEGIES, SearchEngine
+from core.store import Catalog, VectorStore
+
+__all__ = ["KnowledgeService"]
+
+
+class KnowledgeService:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.settings = settings
+        settings.home.mkdir(parents=True, exist_ok=True)
+        self.embedder = embedder or make_embedder(settings)
+        self.catalog = Catalog(settings.catalog_path)
+        try:
+            self.vectors = VectorStore(settings.resolved_milvus_uri, settings.milvus_token)
+        except ZhixingError:
+            self.catalog.close()
+            raise
+        self.pipeline = BuildPipeline(self.catalog, self.vectors, self.embedder, settings)
+        self.engine = SearchEngine(self.catalog, self.vectors, self.embedder)
+
+    def close(self) -> None:
+        self.vectors.close()
+        self.catalog.close()
+
+    def __enter__(self) -> KnowledgeService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- knowledge bases -------------------------------------------------------------------
+
+    def create_kb(
+        self, name: str, *, mode: str = "index", tags: Sequence[str] = (), description: str = ""
+    ) -> KnowledgeBase:
+        return self.catalog.create_kb(
+            name,
+            mode=mode,
+            tags=tags,
+            description=description,
+            embedding=self.embedder.name,
+            dimension=self.embedder.dimension,
+        )
+
+    def list_kbs(self) -> list[KnowledgeBase]:
+        return self.catalog.list_kbs()
+
+    def kb(self, name: str) -> KnowledgeBase:
+        return self.catalog.get_kb(name)
+
+    def delete_kb(self, name: str) -> None:
+        """Delete a knowledge base everywhere: its vectors first, then every catalog row."""
+        kb = self.catalog.get_kb(name)
+        self.vectors.delete(kb.dimension, kb=kb.id)
+        self.catalog.delete_kb(kb.id)
+
+    # --- documents -------------------------------------------------------------------------
+
+    def add(
+        self,
+        name: str,
+        paths: Sequence[Path],
+        on_event: ProgressSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> BuildReport:
+        kb = self.catalog.get_kb(name)
+        self._check_embedder(kb)
+        return self.pipeline.add(kb, [Path(p) for p in paths], on_event, cancel)
+
+    def documents(self, name: str) -> list[StoredDocument]:
+        return self.catalog.list_documents(self.catalog.get_kb(name).id)
+
+    def remove(self, name: str, document: str) -> StoredDocument:
+        """Remove one document and every trace of it (chunks, vectors)."""
+        kb = self.catalog.get_kb(name)
+        doc = self.catalog.find_document(kb.id, document)
+        if doc is None:
+            known = [d.source for d in self.catalog.list_documents(kb.id)]
+            hint = (
+                f" Documents: {', '.join(known[:10])}{' …' if len(known) > 10 else ''}."
+                if known
+                else ""
+            )
+            raise NotFoundError(f"{name!r} has no document named {document!r}.{hint}")
+        remove_documents(self.catalog, self.vectors, kb, [doc.id])
+        return doc
+
+    # --- search ----------------------------------------------------------------------------
+
+    def scope(self, names: Sequence[str] | None) -> list[KnowledgeBase]:
+        """Resolve knowledge-base names (None or ["@all"] = all) to knowledge bases."""
+        if names is None or list(names) in (["@all"], ["all"]) or not names:
+            return self.catalog.list_kbs()
+        return [self.catalog.get_kb(n.removeprefix("@")) for n in names]
+
+    def search(
+        self,
+        query: str,
+        names: Sequence[str] | None,
+        *,
+        top_k: int = 10,
+        strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    ) -> list[Hit]:
+        kbs = self.scope(names)
+        for kb in kbs:
+            self._check_embedder(kb)
+        return self.engine.search(query, kbs, top_k=top_k, strategies=strategies)
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        names: Sequence[str] | None,
+        *,
+        top_k: int = 10,
+        strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    ) -> list[list[Hit]]:
+        kbs = self.scope(names)
+        for kb in kbs:
+            self._check_embedder(kb)
+        return self.engine.search_many(queries, kbs, top_k=top_k, strategies=strategies)
+
+    def _check_embedder(self, kb: KnowledgeBase) -> None:
+        if (kb.embedding, kb.dimension) != (self.embedder.name, self.embedder.dimension):
+            raise ZhixingError(
+                f"{kb.name!r} was built with the embedding {kb.embedding} ({kb.dimension} "
+                f"dimensions) but Zhixing is configured with {self.embedder.name}; set "
+                f"ZHIXING_EMBEDDING={kb.embedding} to use it."
+            )

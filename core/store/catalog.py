@@ -1,0 +1,360 @@
+"""The SQLite catalog (DESIGN §3): knowledge bases, documents, chunks and build jobs.
+
+One file in WAL mode, opened through sqlite-utils. Every write that must be all-or-nothing runs
+inside `transaction()`. The catalog is the source of truth: the vector store only holds what the
+catalog says is indexed, and a document is marked `indexed` only after its vectors are written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from core.errors import NotFoundError, StoreError
+from core.models import BUILD_MODES, Chunk, KnowledgeBase, StoredDocument
+
+__all__ = ["Catalog"]
+
+# AUTOINCREMENT: ids are never reused. Vector primary keys derive from them, so a vector left
+# behind by an interrupted delete can never be mistaken for a later row.
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS knowledge_bases (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
+    build_mode TEXT NOT NULL,
+    embedding TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+    source TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    pages INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    added_at REAL NOT NULL,
+    UNIQUE (kb_id, source)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    kb_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    heading_path TEXT NOT NULL DEFAULT '[]',
+    page_start INTEGER NOT NULL,
+    page_end INTEGER NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    UNIQUE (document_id, ordinal)
+);
+CREATE INDEX IF NOT EXISTS chunks_kb ON chunks(kb_id);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY,
+    kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+    status TEXT NOT NULL,
+    total INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    finished_at REAL
+);
+"""
+
+_DOC_COLUMNS = "id, kb_id, source, sha256, kind, title, pages, chunks, status, error"
+
+
+class Catalog:
+    """The catalog of one Zhixing home. Safe to share between threads of one process."""
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # Autocommit mode: single statements commit at once, `transaction()` opens explicit ones.
+            conn = sqlite3.connect(
+                str(path), check_same_thread=False, timeout=30, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"The catalog at {path} cannot be opened: {exc}.") from exc
+        self.path = path
+        self._lock = threading.RLock()
+        self.db = sqlite_utils.Database(conn)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run a block atomically: all of its writes land, or none do."""
+        with self._lock:
+            conn = self.db.conn
+            if conn.in_transaction:  # nested: the outer block commits
+                yield
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query(sql, params))
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            return self.db.execute(sql, params)
+
+    # --- knowledge bases -------------------------------------------------------------------
+
+    def create_kb(
+        self,
+        name: str,
+        *,
+        mode: str = "index",
+        tags: Iterable[str] = (),
+        description: str = "",
+        embedding: str = "builtin",
+        dimension: int = 512,
+    ) -> KnowledgeBase:
+        name = name.strip()
+        if not name:
+            raise StoreError("A knowledge base needs a name.")
+        if mode not in BUILD_MODES:
+            raise StoreError(
+                f"Build mode {mode!r} is unknown; use one of {', '.join(BUILD_MODES)}."
+            )
+        if self.find_kb(name) is not None:
+            raise StoreError(f"A knowledge base named {name!r} already exists.")
+        with self.transaction():
+            self._execute(
+                "INSERT INTO knowledge_bases (name, description, tags, build_mode, embedding,"
+                " dimension, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    description,
+                    json.dumps(list(tags), ensure_ascii=False),
+                    mode,
+                    embedding,
+                    dimension,
+                    time.time(),
+                ),
+            )
+        return self.get_kb(name)
+
+    def find_kb(self, name: str) -> KnowledgeBase | None:
+        rows = self._rows("SELECT * FROM knowledge_bases WHERE name = ?", (name,))
+        return _kb(rows[0]) if rows else None
+
+    def get_kb(self, name: str) -> KnowledgeBase:
+        kb = self.find_kb(name)
+        if kb is None:
+            known = ", ".join(k.name for k in self.list_kbs()) or "none yet"
+            raise NotFoundError(f"There is no knowledge base named {name!r} (known: {known}).")
+        return kb
+
+    def kb_by_id(self, kb_id: int) -> KnowledgeBase:
+        rows = self._rows("SELECT * FROM knowledge_bases WHERE id = ?", (kb_id,))
+        if not rows:
+            raise NotFoundError(f"There is no knowledge base with id {kb_id}.")
+        return _kb(rows[0])
+
+    def list_kbs(self) -> list[KnowledgeBase]:
+        return [_kb(r) for r in self._rows("SELECT * FROM knowledge_bases ORDER BY name")]
+
+    def kb_counts(self, kb_id: int) -> tuple[int, int]:
+        """Return (documents, chunks) of a knowledge base, counting only indexed documents."""
+        row = self._rows(
+            "SELECT COUNT(*) AS docs, COALESCE(SUM(chunks), 0) AS chunks FROM documents"
+            " WHERE kb_id = ? AND status = 'indexed'",
+            (kb_id,),
+        )[0]
+        return int(row["docs"]), int(row["chunks"])
+
+    def delete_kb(self, kb_id: int) -> None:
+        with self.transaction():
+            self._execute("DELETE FROM chunks WHERE kb_id = ?", (kb_id,))
+            self._execute("DELETE FROM knowledge_bases WHERE id = ?", (kb_id,))
+
+    # --- documents -------------------------------------------------------------------------
+
+    def find_document(self, kb_id: int, source: str) -> StoredDocument | None:
+        rows = self._rows(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE kb_id = ? AND source = ?", (kb_id, source)
+        )
+        return StoredDocument(**rows[0]) if rows else None
+
+    def list_documents(self, kb_id: int) -> list[StoredDocument]:
+        rows = self._rows(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE kb_id = ? ORDER BY source", (kb_id,)
+        )
+        return [StoredDocument(**r) for r in rows]
+
+    def document_states(self, kb_id: int) -> dict[str, tuple[int, str, str]]:
+        """Map each source of a knowledge base to (id, sha256, status), for a fast skip check."""
+        rows = self._rows(
+            "SELECT id, source, sha256, status FROM documents WHERE kb_id = ?", (kb_id,)
+        )
+        return {r["source"]: (r["id"], r["sha256"], r["status"]) for r in rows}
+
+    def add_document(
+        self,
+        kb_id: int,
+        *,
+        source: str,
+        sha256: str,
+        kind: str,
+        title: str,
+        pages: int,
+        chunks: Sequence[Chunk],
+    ) -> tuple[int, list[int]]:
+        """Record a parsed document and its chunks as `chunked`; return its id and chunk ids.
+
+        An earlier row for the same source (an interrupted or older build) must have been removed
+        first, with its vectors: see `BuildPipeline`.
+        """
+        with self.transaction():
+            cursor = self._execute(
+                "INSERT INTO documents (kb_id, source, sha256, kind, title, pages, chunks, status,"
+                " added_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'chunked', ?)",
+                (kb_id, source, sha256, kind, title, pages, len(chunks), time.time()),
+            )
+            doc_id = int(cursor.lastrowid or 0)
+            self.db.conn.executemany(
+                "INSERT INTO chunks (document_id, kb_id, ordinal, text, heading_path, page_start,"
+                " page_end, line_start, line_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        doc_id,
+                        kb_id,
+                        c.ordinal,
+                        c.text,
+                        json.dumps(list(c.heading_path), ensure_ascii=False),
+                        c.page_start,
+                        c.page_end,
+                        c.line_start,
+                        c.line_end,
+                    )
+                    for c in chunks
+                ],
+            )
+            ids = [
+                r["id"]
+                for r in self._rows(
+                    "SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (doc_id,)
+                )
+            ]
+        return doc_id, ids
+
+    def record_failure(
+        self, kb_id: int, *, source: str, sha256: str, kind: str, error: str
+    ) -> None:
+        """Keep a failed document visible (status `failed`, with its error) without chunks."""
+        with self.transaction():
+            self._execute("DELETE FROM documents WHERE kb_id = ? AND source = ?", (kb_id, source))
+            self._execute(
+                "INSERT INTO documents (kb_id, source, sha256, kind, status, error, added_at)"
+                " VALUES (?, ?, ?, ?, 'failed', ?, ?)",
+                (kb_id, source, sha256, kind, error, time.time()),
+            )
+
+    def mark_indexed(self, doc_ids: Iterable[int]) -> None:
+        ids = list(doc_ids)
+        if not ids:
+            return
+        with self.transaction():
+            self.db.conn.executemany(
+                "UPDATE documents SET status = 'indexed', error = '' WHERE id = ?",
+                [(i,) for i in ids],
+            )
+
+    def mark_removing(self, doc_ids: Iterable[int]) -> None:
+        """Flag documents whose removal has begun, so an interrupted removal is never `indexed`."""
+        with self.transaction():
+            self.db.conn.executemany(
+                "UPDATE documents SET status = 'removing' WHERE id = ?", [(i,) for i in doc_ids]
+            )
+
+    def delete_document(self, doc_id: int) -> None:
+        with self.transaction():
+            self._execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
+            self._execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def document_ids(self, kb_id: int, *, status: str | None = None) -> list[int]:
+        sql, params = "SELECT id FROM documents WHERE kb_id = ?", [kb_id]
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status)
+        return [r["id"] for r in self._rows(sql, params)]
+
+    # --- chunks ----------------------------------------------------------------------------
+
+    def chunks_by_id(self, chunk_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Fetch chunks with their document's source and title, keyed by chunk id."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self._rows(
+            "SELECT c.id, c.document_id, c.kb_id, c.ordinal, c.text, c.heading_path, c.page_start,"
+            " c.page_end, c.line_start, c.line_end, d.source, d.title, d.status, k.name AS kb"
+            " FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " JOIN knowledge_bases k ON k.id = c.kb_id"
+            f" WHERE c.id IN ({marks})",
+            list(chunk_ids),
+        )
+        for row in rows:
+            row["heading_path"] = tuple(json.loads(row["heading_path"]))
+        return {r["id"]: r for r in rows}
+
+    # --- jobs ------------------------------------------------------------------------------
+
+    def start_job(self, kb_id: int, total: int) -> int:
+        with self.transaction():
+            cursor = self._execute(
+                "INSERT INTO jobs (kb_id, status, total, created_at) VALUES (?, 'running', ?, ?)",
+                (kb_id, total, time.time()),
+            )
+        return int(cursor.lastrowid or 0)
+
+    def finish_job(self, job_id: int, *, status: str, done: int, failed: int) -> None:
+        with self.transaction():
+            self._execute(
+                "UPDATE jobs SET status = ?, done = ?, failed = ?, finished_at = ? WHERE id = ?",
+                (status, done, failed, time.time(), job_id),
+            )
+
+    def jobs(self, kb_id: int) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM jobs WHERE kb_id = ? ORDER BY id", (kb_id,))
+
+
+def _kb(row: dict[str, Any]) -> KnowledgeBase:
+    return KnowledgeBase(
+        id=row["id"],
+        name=row["name"],
+        mode=row["build_mode"],
+        tags=tuple(json.loads(row["tags"])),
+        description=row["description"],
+        embedding=row["embedding"],
+        dimension=row["dimension"],
+    )

@@ -1,0 +1,306 @@
+"""The Milvus vector store (DESIGN §3): one collection per embedding dimension.
+
+Each row is a chunk, question, entity or relation: a dense vector (HNSW, COSINE) and a sparse BM25
+vector that Milvus computes itself from `text` with the jieba analyzer. The same code talks to
+Milvus Lite (a local file) and to a Milvus server.
+
+Filter expressions are built here only from integers and the fixed `KINDS`, never from user text:
+Milvus Lite rejects filter templates, so names are resolved to ids in the catalog first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus.exceptions import MilvusException
+
+from core.errors import StoreError, StoreLockedError
+
+__all__ = ["KINDS", "VectorHit", "VectorRecord", "VectorStore", "primary_key"]
+
+KINDS = ("chunk", "question", "entity", "relation")
+# Milvus counts VARCHAR length in bytes; CJK text is three bytes a character in UTF-8.
+_TEXT_BYTES = 16_000
+_HNSW = {"M": 16, "efConstruction": 200}
+
+
+def primary_key(kind: str, ref_id: int) -> int:
+    """Derive the row's primary key from what it points at, so a retried upsert never duplicates."""
+    return ref_id * len(KINDS) + KINDS.index(kind)
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    kb: int
+    doc: int  # the document a chunk or question belongs to; 0 for entities and relations
+    kind: str
+    ref_id: int
+    text: str
+    vector: Sequence[float]
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    kind: str
+    ref_id: int
+    score: float
+
+
+class VectorStore:
+    """A thin, typed face over `MilvusClient`."""
+
+    def __init__(self, uri: str, token: str = "") -> None:
+        self.uri = uri
+        self._lock = threading.Lock()
+        self._ready: set[str] = set()
+        is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+        self._is_lite = is_lite
+        if is_lite:
+            Path(uri).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with _quiet_milvus_lite():
+                self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+        except Exception as exc:  # pymilvus raises several unrelated types on a failed open
+            if is_lite and _lite_is_locked(uri):
+                raise StoreLockedError(
+                    f"The knowledge base at {uri} is open in another process; close the other"
+                    " Zhixing app or command, or point ZHIXING_HOME elsewhere."
+                ) from None
+            where = "Milvus Lite file" if is_lite else "Milvus server"
+            raise StoreError(f"The {where} at {uri} cannot be opened: {exc}.") from exc
+
+    def close(self) -> None:
+        """Close the connection and, for Milvus Lite, stop its server so the file lock is freed."""
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self._is_lite:
+            from milvus_lite.server_manager import server_manager_instance
+
+            server_manager_instance.release_server(self.uri)
+
+    @staticmethod
+    def collection_name(dimension: int) -> str:
+        return f"zhixing_d{dimension}"
+
+    def ensure_collection(self, dimension: int) -> str:
+        """Create the collection for a dimension if needed, and make sure it is loaded."""
+        name = self.collection_name(dimension)
+        if name in self._ready:
+            return name
+        with self._lock:
+            if name in self._ready:
+                return name
+            if not self.client.has_collection(name):
+                self._create(name, dimension)
+            # A collection reopened from disk must be loaded before it can be searched.
+            self.client.load_collection(name)
+            self._ready.add(name)
+        return name
+
+    def _create(self, name: str, dimension: int) -> None:
+        schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.INT64, is_primary=True)
+        schema.add_field("kb", DataType.INT64)
+        schema.add_field("doc", DataType.INT64)
+        schema.add_field("kind", DataType.VARCHAR, max_length=16)
+        schema.add_field("ref_id", DataType.INT64)
+        schema.add_field(
+            "text",
+            DataType.VARCHAR,
+            max_length=_TEXT_BYTES,
+            enable_analyzer=True,
+            analyzer_params={"tokenizer": "jieba"},
+        )
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dimension)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="text_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["text"],
+                output_field_names=["sparse"],
+            )
+        )
+        index = self.client.prepare_index_params()
+        index.add_index("dense", index_type="HNSW", metric_type="COSINE", params=_HNSW)
+        index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        self.client.create_collection(name, schema=schema, index_params=index)
+
+    def upsert(self, dimension: int, records: Sequence[VectorRecord]) -> None:
+        if not records:
+            return
+        name = self.ensure_collection(dimension)
+        rows = [
+            {
+                "pk": primary_key(r.kind, r.ref_id),
+                "kb": r.kb,
+                "doc": r.doc,
+                "kind": r.kind,
+                "ref_id": r.ref_id,
+                "text": _clip_bytes(r.text, _TEXT_BYTES),
+                "dense": np.asarray(r.vector, dtype=np.float32).tolist(),
+            }
+            for r in records
+        ]
+        self._call(self.client.upsert, name, rows)
+
+    def delete(self, dimension: int, *, kb: int, doc: int | None = None) -> None:
+        """Delete every row of a knowledge base, or of one document in it."""
+        name = self.ensure_collection(dimension)
+        expr = f"kb == {int(kb)}" + ("" if doc is None else f" and doc == {int(doc)}")
+        self._call(self.client.delete, name, filter=expr)
+
+    def delete_documents(self, dimension: int, *, kb: int, docs: Iterable[int]) -> None:
+        ids = ", ".join(str(int(d)) for d in docs)
+        if ids:
+            expr = f"kb == {int(kb)} and doc in [{ids}]"
+            self._call(self.client.delete, self.ensure_collection(dimension), filter=expr)
+
+    def delete_refs(self, dimension: int, kind: str, ref_ids: Iterable[int]) -> None:
+        pks = [primary_key(kind, int(i)) for i in ref_ids]
+        if pks:
+            self._call(self.client.delete, self.ensure_collection(dimension), ids=pks)
+
+    def count(self, dimension: int, *, kb: int, kind: str | None = None) -> int:
+        name = self.ensure_collection(dimension)
+        rows = self._call(
+            self.client.query,
+            name,
+            filter=_filter([kb], [kind] if kind else None),
+            output_fields=["count(*)"],
+        )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def search_dense(
+        self,
+        dimension: int,
+        vectors: Sequence[Sequence[float]],
+        *,
+        kbs: Sequence[int],
+        kinds: Sequence[str] = ("chunk",),
+        limit: int = 10,
+    ) -> list[list[VectorHit]]:
+        """Nearest neighbours by cosine, one ranked list per query vector."""
+        data = [np.asarray(v, dtype=np.float32).tolist() for v in vectors]
+        return self._search(dimension, data, "dense", kbs, kinds, limit, {"ef": max(64, limit)})
+
+    def search_bm25(
+        self,
+        dimension: int,
+        queries: Sequence[str],
+        *,
+        kbs: Sequence[int],
+        kinds: Sequence[str] = ("chunk",),
+        limit: int = 10,
+    ) -> list[list[VectorHit]]:
+        """Full-text BM25 search, one ranked list per query, in the order Milvus returns.
+
+        Milvus Lite reports BM25 scores negated, so callers rank by position, not by score.
+        """
+        data = [q for q in queries if q.strip()]
+        if len(data) != len(queries):
+            raise StoreError("A keyword query is empty.")
+        return self._search(dimension, data, "sparse", kbs, kinds, limit, {})
+
+    def _search(
+        self,
+        dimension: int,
+        data: list[Any],
+        field: str,
+        kbs: Sequence[int],
+        kinds: Sequence[str],
+        limit: int,
+        params: dict[str, Any],
+    ) -> list[list[VectorHit]]:
+        if not data or not kbs:
+            return [[] for _ in data]
+        name = self.ensure_collection(dimension)
+        result = self._call(
+            self.client.search,
+            name,
+            data=data,
+            anns_field=field,
+            limit=limit,
+            filter=_filter(kbs, kinds),
+            output_fields=["kind", "ref_id"],
+            search_params={"params": params} if params else {},
+        )
+        return [
+            [
+                VectorHit(
+                    kind=h["entity"]["kind"],
+                    ref_id=int(h["entity"]["ref_id"]),
+                    score=float(h["distance"]),
+                )
+                for h in hits
+            ]
+            for hits in result
+        ]
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MilvusException as exc:
+            raise StoreError(f"Milvus refused the request: {exc.message}.") from exc
+
+
+def _filter(kbs: Sequence[int], kinds: Sequence[str] | None) -> str:
+    """Build a filter from integer ids and the fixed kinds only (never from user text)."""
+    ids = ", ".join(str(int(k)) for k in kbs)
+    expr = f"kb in [{ids}]"
+    if kinds:
+        unknown = set(kinds) - set(KINDS)
+        if unknown:
+            raise StoreError(f"Unknown vector kind(s): {', '.join(sorted(unknown))}.")
+        expr += " and kind in [" + ", ".join(f'"{k}"' for k in kinds) + "]"
+    return expr
+
+
+def _clip_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore")
+
+
+@contextlib.contextmanager
+def _quiet_milvus_lite():  # noqa: ANN202
+    """Keep Milvus Lite's own traceback of a failed open (and jieba's banner) off the console.
+
+    The failure itself is not hidden: it surfaces as a StoreError with one clear sentence.
+    """
+    lite = logging.getLogger("milvus_lite")
+    was_disabled = lite.disabled
+    lite.disabled = True
+    logging.getLogger("jieba").setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        lite.disabled = was_disabled
+
+
+def _lite_is_locked(uri: str) -> bool:
+    """Tell whether another process holds Milvus Lite's advisory lock on this data dir."""
+    lock = Path(uri) / "LOCK"
+    if not lock.exists():
+        return False
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

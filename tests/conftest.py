@@ -1,0 +1,40 @@
+"""Shared fixtures: a fresh Zhixing home in a temp dir, with real SQLite and real Milvus Lite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.embed import BuiltinEmbedder
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared/data, skipping the test with a reason when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not available (../shared/data holds the real test documents)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedder() -> BuiltinEmbedder:
+    """One built-in model for the whole run: loading it is the slow part."""
+    return BuiltinEmbedder()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home", embed_batch=32, parse_workers=1)
+
+
+@pytest.fixture
+def service(settings: Settings, embedder: BuiltinEmbedder):
+    from core.service import KnowledgeService
+
+    svc = KnowledgeService(settings, embedder=embedder)
+    yield svc
+    svc.close()

@@ -1,0 +1,212 @@
+"""The `zhixing` command, run for real in a subprocess against a temp home."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import shared
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def zx(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ZHIXING_HOME": str(home)}
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"zhixing {' '.join(args)} failed:\n{result.stderr}")
+    return result
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "xss.md").write_text(
+        "# 跨站脚本\n\n输出到 HTML 页面的数据必须进行上下文相关的编码，以防止跨站脚本（XSS）攻击。\n",
+        encoding="utf-8",
+    )
+    (folder / "csrf.txt").write_text(
+        "Cross-site request forgery is prevented with synchronizer tokens and SameSite cookies.\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_kb_create_list_and_delete(home):
+    zx(
+        home,
+        "kb",
+        "create",
+        "规范",
+        "--mode",
+        "graph",
+        "--tags",
+        "java,安全",
+        "--description",
+        "编码规范",
+    )
+    listed = json.loads(zx(home, "kb", "list", "--json").stdout)
+    assert listed == [
+        {
+            "name": "规范",
+            "mode": "graph",
+            "tags": ["java", "安全"],
+            "description": "编码规范",
+            "documents": 0,
+            "chunks": 0,
+        }
+    ]
+    assert zx(home, "kb", "delete", "规范").returncode == 0
+    assert json.loads(zx(home, "kb", "list", "--json").stdout) == []
+
+
+def test_errors_are_one_sentence_on_stderr_with_a_non_zero_exit(home):
+    zx(home, "kb", "create", "a")
+    dup = zx(home, "kb", "create", "a", check=False)
+    assert (
+        dup.returncode == 1
+        and dup.stderr.strip() == "zhixing: A knowledge base named 'a' already exists."
+    )
+    missing = zx(home, "docs", "nope", check=False)
+    assert missing.returncode == 1 and "no knowledge base named 'nope'" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    bad = zx(home, "search", "a", "x", "--strategies", "basic,magic", check=False)
+    assert bad.returncode == 1 and "valid strategies: basic, hyde" in bad.stderr
+
+
+def test_add_docs_search_and_remove(home, notes):
+    zx(home, "kb", "create", "web")
+    added = zx(home, "add", "web", str(notes), "--json")
+    summary = json.loads(added.stdout)
+    assert summary["added"] == 2 and summary["failed"] == [] and summary["chunks"] >= 2
+    assert "documents" in added.stderr  # the progress bar
+
+    docs = json.loads(zx(home, "docs", "web", "--json").stdout)
+    assert [d["document"] for d in docs] == ["csrf.txt", "xss.md"]
+    assert all(d["status"] == "indexed" and d["error"] == "" for d in docs)
+
+    out = json.loads(zx(home, "search", "web", "XSS 编码", "--json", "--top-k", "2").stdout)
+    assert out["query"] == "XSS 编码"
+    top = out["hits"][0]
+    assert set(top) == {
+        "rank",
+        "score",
+        "chunk_id",
+        "document",
+        "title",
+        "page",
+        "text",
+        "strategies",
+    }
+    assert top["rank"] == 1 and top["document"] == "xss.md" and top["page"] == 1
+    assert set(top["strategies"]) <= {"basic", "keyword"}
+
+    all_kbs = json.loads(zx(home, "search", "--all", "SameSite cookies", "--json").stdout)
+    assert all_kbs["hits"][0]["document"] == "csrf.txt"
+
+    zx(home, "remove", "web", "xss.md")
+    docs = json.loads(zx(home, "docs", "web", "--json").stdout)
+    assert [d["document"] for d in docs] == ["csrf.txt"]
+
+
+def test_batch_search_prints_one_line_per_query(home, notes, tmp_path):
+    zx(home, "kb", "create", "web")
+    zx(home, "add", "web", str(notes))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        '{"id": "q1", "question": "如何防止跨站脚本"}\n'
+        '{"id": "q2", "question": "synchronizer tokens"}\n'
+        "not json\n"
+        '{"id": "q4", "question": "SameSite"}\n',
+        encoding="utf-8",
+    )
+    result = zx(
+        home, "search", "web", "--queries", str(queries), "--json", "--top-k", "1", check=False
+    )
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["q1", "q2", None, "q4"]
+    assert lines[0]["hits"][0]["document"] == "xss.md"
+    assert lines[1]["hits"][0]["document"] == "csrf.txt"
+    assert lines[2]["hits"] == [] and "line 3" in lines[2]["error"]
+    assert result.returncode == 1 and "line 3 of q.jsonl" in result.stderr
+
+
+def test_bad_inputs_fail_one_by_one_and_the_rest_goes_in(home, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "empty.txt").write_bytes(b"")
+    (bad / "image.txt").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    (bad / "gbk.txt").write_bytes("国家标准：源代码中禁止硬编码口令。".encode("gbk"))
+    (bad / "empty.jsonl").write_bytes(b"")
+    (bad / "corpus.jsonl").write_text(
+        '{"id": "r1", "title": "One", "text": "first record about firewalls"}\n'
+        '{"id": "r2", "title": "Two", "text": \n'
+        '{"id": "r3", "title": "Three", "text": "third record about routers"}\n',
+        encoding="utf-8",
+    )
+    # Hidden files in a folder are skipped, so this one is named on the command line.
+    evil = tmp_path / "..\\..\\evil.md"
+    evil.write_text("# Evil\n\nA harmless note.\n", encoding="utf-8")
+    (bad / "中文 笔记.md").write_text("# 笔记\n\n内容\n", encoding="utf-8")
+    zx(home, "kb", "create", "mixed")
+    result = zx(home, "add", "mixed", str(bad), str(evil), "--json", check=False)
+    assert result.returncode == 1
+    summary = json.loads(result.stdout)
+    errors = {f["document"]: f["error"] for f in summary["failed"]}
+    assert set(errors) == {"empty.txt", "image.txt", "empty.jsonl", "corpus.jsonl"}
+    assert "empty" in errors["empty.txt"] and "empty" in errors["empty.jsonl"]
+    assert "line 2" in errors["corpus.jsonl"]
+    failed_lines = [ln for ln in result.stderr.splitlines() if ln.startswith("failed: ")]
+    assert len(failed_lines) == 4
+    docs = {d["document"]: d for d in json.loads(zx(home, "docs", "mixed", "--json").stdout)}
+    assert docs["gbk.txt"]["status"] == "indexed"
+    assert {"r1", "r3", "evil.md", "中文 笔记.md"} <= set(docs)
+    assert not any("/" in name or ".." in name for name in docs)
+    hit = json.loads(zx(home, "search", "mixed", "硬编码口令", "--json").stdout)["hits"][0]
+    assert hit["document"] == "gbk.txt" and "硬编码" in hit["text"]
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+def test_broken_pdfs_each_get_a_clear_error(home):
+    pdfs = shared("pdfs")
+    names = [
+        "password-example.pdf",
+        "malformed-from-issue-932.pdf",
+        "issue-297-example.pdf",
+        "issue-203-decimalize.pdf",
+    ]
+    zx(home, "kb", "create", "pdfs")
+    result = zx(home, "add", "pdfs", *[str(pdfs / n) for n in names], "--json", check=False)
+    assert result.returncode == 1
+    errors = {f["document"]: f["error"] for f in json.loads(result.stdout)["failed"]}
+    # The malformed file's damage is recoverable: its one line of text goes in.
+    assert set(errors) == set(names) - {"malformed-from-issue-932.pdf"}
+    docs = {d["document"]: d for d in json.loads(zx(home, "docs", "pdfs", "--json").stdout)}
+    assert docs["malformed-from-issue-932.pdf"]["status"] == "indexed"
+    assert "encrypted" in errors["password-example.pdf"]
+    assert "pages" in errors["issue-297-example.pdf"] or "empty" in errors["issue-297-example.pdf"]
+    assert "text layer" in errors["issue-203-decimalize.pdf"]
+    assert "Traceback" not in result.stderr
+    assert all(e.count(". ") <= 1 for e in errors.values())  # one sentence each

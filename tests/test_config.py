@@ -1,0 +1,58 @@
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.errors import ConfigError
+
+
+def test_defaults_are_offline_and_embedded():
+    s = Settings.from_env({})
+    assert s.home == Path("data")
+    assert s.resolved_milvus_uri == str(Path("data") / "milvus.db")
+    assert s.milvus_is_lite
+    assert not s.llm_configured
+    assert s.chat_model == "gpt-4o-mini" and s.fast_model == "gpt-4o-mini"
+    assert s.embedding == "builtin" and s.llm_concurrency == 8
+    assert s.structured_output == "json_schema"
+
+
+def test_environment_variables_are_read():
+    s = Settings.from_env(
+        {
+            "ZHIXING_HOME": "/srv/zx",
+            "ZHIXING_MILVUS_URI": "http://milvus:19530",
+            "ZHIXING_MILVUS_TOKEN": "root:Milvus",
+            "OPENAI_BASE_URL": "http://vllm:8000/v1",
+            "ZHIXING_CHAT_MODEL": "qwen2.5-72b",
+            "ZHIXING_FAST_MODEL": "qwen2.5-7b",
+            "ZHIXING_LLM_CONCURRENCY": "4",
+            "ZHIXING_STRUCTURED_OUTPUT": "json_mode",
+        }
+    )
+    assert s.home == Path("/srv/zx") and s.catalog_path == Path("/srv/zx/catalog.db")
+    assert not s.milvus_is_lite and s.milvus_token == "root:Milvus"
+    assert s.llm_configured and s.fast_model == "qwen2.5-7b" and s.llm_concurrency == 4
+
+
+def test_fast_model_defaults_to_the_chat_model():
+    assert Settings.from_env({"ZHIXING_CHAT_MODEL": "deepseek-chat"}).fast_model == "deepseek-chat"
+
+
+def test_secrets_never_appear_in_the_repr():
+    s = Settings(openai_api_key="sk-secret", milvus_token="tok-secret")
+    assert "sk-secret" not in repr(s) and "tok-secret" not in repr(s)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"ZHIXING_LLM_CONCURRENCY": "many"}, "positive integer"),
+        ({"ZHIXING_LLM_CONCURRENCY": "0"}, "positive integer"),
+        ({"ZHIXING_STRUCTURED_OUTPUT": "xml"}, "json_schema"),
+        ({"ZHIXING_EMBEDDING": "bge"}, "openai:<model>"),
+    ],
+)
+def test_bad_values_get_a_clear_error(env, message):
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(env)
