@@ -33,7 +33,7 @@ class Settings:
     # Build and search knobs (not environment contract, but settable for tests and benchmarks).
     chunk_units: int = 800
     chunk_overlap_units: int = 80
-    embed_batch: int = 128
+    embed_batch: int = 256
     parse_workers: int = 0  # 0 = number of cores
 
     def __post_init__(self) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
 from core.build.sources import Unit, collect_files, count_units, iter_units
@@ -27,6 +28,7 @@ from core.store import Catalog, VectorRecord, VectorStore
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
 
 _EVENT_INTERVAL_S = 0.25
+_MAX_INFLIGHT = 3
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
@@ -86,10 +88,12 @@ class _Run:
         self.total = 0
         self.indexed_chunks = 0
         self._last_event = 0.0
-        # Embedding and upserting run on one background thread while the next documents parse:
-        # numpy releases the GIL, so the two overlap on a small machine.
-        self._flusher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhixing-flush")
-        self._inflight: Future[None] | None = None
+        # Two background stages, each one thread so batches stay in order: embedding (numpy,
+        # which releases the GIL) overlaps with upserting the previous batch and with parsing
+        # the next documents.
+        self._embedder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhixing-embed")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhixing-write")
+        self._inflight: list[Future[None]] = []
 
     def execute(self, paths: Sequence[Path]) -> BuildReport:
         files, failures = collect_files(paths)
@@ -117,7 +121,8 @@ class _Run:
             self._flush()
             self._wait()
         finally:
-            self._flusher.shutdown(wait=True)
+            self._embedder.shutdown(wait=True)
+            self._writer.shutdown(wait=True)
             failed = len(self.report.failed)
             self.p.catalog.finish_job(job, status=status, done=self.done, failed=failed)
         self.report.seconds = self.clock.elapsed()
@@ -200,11 +205,16 @@ class _Run:
                 del self.pending.remaining[doc_id]
                 finished.append(doc_id)
         self.pending.records = []
-        self._wait()
-        self._inflight = self._flusher.submit(self._write, batch, finished)
+        # Bound the batches in flight, so memory stays flat however large the build.
+        while len(self._inflight) >= _MAX_INFLIGHT:
+            self._inflight.pop(0).result()
+        embedded = self._embedder.submit(self.p.embedder.embed, [text for _, _, text in batch])
+        self._inflight.append(self._writer.submit(self._write, batch, embedded, finished))
 
-    def _write(self, batch: list[tuple[int, int, str]], finished: list[int]) -> None:
-        vectors = self.p.embedder.embed([text for _, _, text in batch])
+    def _write(
+        self, batch: list[tuple[int, int, str]], embedded: Future[Any], finished: list[int]
+    ) -> None:
+        vectors = embedded.result()
         records = [
             VectorRecord(
                 kb=self.kb.id, doc=doc_id, kind="chunk", ref_id=chunk_id, text=text, vector=vector
@@ -218,9 +228,9 @@ class _Run:
         self.report.chunks = self.indexed_chunks
 
     def _wait(self) -> None:
-        if self._inflight is not None:
-            self._inflight.result()
-            self._inflight = None
+        """Wait for every batch in flight; re-raise the first failure."""
+        while self._inflight:
+            self._inflight.pop(0).result()
 
     def _event(self, stage: str, message: str, *, force: bool = False) -> None:
         now = self.clock.elapsed()

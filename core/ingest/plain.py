@@ -1,0 +1,67 @@
+"""Parse plain text and Markdown files: decode robustly, keep the text, find a title."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from core.errors import ParseError
+from core.ingest.detect import read_failure
+from core.ingest.textcodec import decode_text, normalize_newlines
+from core.models import Page, ParsedDocument
+
+__all__ = ["parse_markdown", "parse_text", "read_text"]
+
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n(---|\.\.\.)\n", re.S)
+_FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.M)
+_ATX = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def read_text(path: Path, source: str) -> str:
+    """Read and decode a text file; raise ParseError if it cannot be read or decoded."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise read_failure(path, exc) from None
+    text = decode_text(data)
+    if text is None:
+        raise ParseError(f"{source} is not valid text in any known encoding (UTF-8, GBK, Big5, …).")
+    text = normalize_newlines(text)
+    if not text.strip():
+        raise ParseError(f"{source} is empty.")
+    return text
+
+
+def parse_text(path: Path, source: str) -> ParsedDocument:
+    """Parse a plain-text file into one page."""
+    text = read_text(path, source)
+    return ParsedDocument(source, "text", _first_line_title(text) or path.stem, (Page(1, text),))
+
+
+def parse_markdown(path: Path, source: str) -> ParsedDocument:
+    """Parse a Markdown file into one page; the title is front matter's, the first heading, …"""
+    text = read_text(path, source)
+    title = _markdown_title(text) or _first_line_title(text) or path.stem
+    return ParsedDocument(source, "markdown", title, (Page(1, text),))
+
+
+def _markdown_title(text: str) -> str | None:
+    front = _FRONT_MATTER.match(text)
+    if front and (found := _FRONT_TITLE.search(front.group(1))):
+        return found.group(1).strip()
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and (heading := _ATX.match(line)):
+            return heading.group(1).strip()
+    return None
+
+
+def _first_line_title(text: str) -> str | None:
+    for line in text.split("\n")[:20]:
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= 100 else None
+    return None
