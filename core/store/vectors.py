@@ -282,7 +282,11 @@ def _quiet_milvus_lite():  # noqa: ANN202
     lite = logging.getLogger("milvus_lite")
     was_disabled = lite.disabled
     lite.disabled = True
-    logging.getLogger("jieba").setLevel(logging.WARNING)
+    # Milvus Lite's jieba analyzer prints a banner on first use, and jieba sets its logger to
+    # DEBUG when it is imported: so import it here, first, and quieten it.
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
     try:
         yield
     finally:
