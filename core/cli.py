@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--strategies", default=None, help=f"comma-separated, from: {','.join(STRATEGIES)}"
     )
     search.add_argument("--json", action="store_true")
+    graph = sub.add_parser("graph", help="entity graph statistics, or an entity's neighbourhood")
+    graph.add_argument("name")
+    graph.add_argument("--entity", help="an entity name or alias (any language, any case)")
+    graph.add_argument("--hops", type=int, default=1)
+    graph.add_argument("--limit", type=int, default=60, help="at most this many nodes")
+    graph.add_argument("--json", action="store_true")
     return parser
 
 
@@ -179,13 +185,17 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
         print(f"failed: {failure.error}", file=sys.stderr)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if report.stopped:
+        print(f"stopped: {report.stopped}", file=sys.stderr)
     if args.json:
         _emit_json(report.to_json())
     else:
         print(
             f"{args.name}: {len(report.added)} added ({len(report.replaced)} replaced), "
             f"{len(report.skipped)} unchanged, {len(report.failed)} failed, "
-            f"{report.chunks} chunks in {report.seconds:.1f}s."
+            f"{report.chunks} chunks, {report.questions} questions"
+            + (f", {report.degraded} degraded" if report.degraded else "")
+            + f" in {report.seconds:.1f}s."
         )
     return 0 if report.ok else 1
 
@@ -332,7 +342,39 @@ def _search_batch(
     return 1 if failed else 0
 
 
+def _graph(args: argparse.Namespace, settings: Settings) -> int:
+    if args.hops < 0:
+        raise ZhixingError("--hops must be 0 or more.")
+    with _service(settings) as svc:
+        if args.entity is None:
+            stats = svc.graph_stats(args.name)
+            if args.json:
+                _emit_json(stats)
+            else:
+                types = ", ".join(f"{t} {n}" for t, n in stats["types"].items()) or "none"
+                print(
+                    f"{args.name}: {stats['entities']} entities, {stats['relations']} relations"
+                    f" (types: {types})"
+                )
+            return 0
+        view = svc.neighbourhood(args.name, args.entity, hops=args.hops, limit=args.limit)
+    if args.json:
+        _emit_json(view)
+        return 0
+    names = {n["id"]: n["name"] for n in view["nodes"]}
+    for node in view["nodes"]:
+        aliases = f" (aka {', '.join(node['aliases'])})" if node["aliases"] else ""
+        print(f"{node['name']} [{node['type']}]{aliases}: {node['description'][:120]}")
+    for edge in view["edges"]:
+        print(
+            f"  {names[edge['source']]} -{edge['type']}-> {names[edge['target']]}"
+            f"  (weight {edge['weight']:g})"
+        )
+    return 0
+
+
 _HANDLERS = {
+    "graph": _graph,
     "kb create": _kb_create,
     "kb list": _kb_list,
     "kb delete": _kb_delete,

@@ -64,7 +64,11 @@ def make_embedder(settings: Settings) -> Embedder:
     """Build the embedder the settings ask for."""
     if settings.embedding == "builtin":
         return BuiltinEmbedder()
-    raise ConfigError(
-        f"ZHIXING_EMBEDDING={settings.embedding} needs the LLM layer, which this version does not"
-        " have yet; use ZHIXING_EMBEDDING=builtin."
-    )
+    if not settings.llm_configured:
+        raise ConfigError(
+            f"ZHIXING_EMBEDDING={settings.embedding} needs an endpoint: set OPENAI_BASE_URL"
+            " (and OPENAI_API_KEY if it needs one), or use ZHIXING_EMBEDDING=builtin."
+        )
+    from core.llm import OpenAIEmbedder
+
+    return OpenAIEmbedder(settings, settings.embedding.removeprefix("openai:"))

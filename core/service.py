@@ -7,8 +7,9 @@ of one Zhixing home, and speaks in knowledge-base names; everything below it spe
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from core.build import BuildPipeline, BuildReport, ProgressSink, remove_documents
 from core.config import Settings
@@ -17,6 +18,7 @@ from core.errors import NotFoundError, ZhixingError
 from core.models import Hit, KnowledgeBase, StoredDocument
 from core.search import DEFAULT_STRATEGIES, SearchEngine
 from core.store import Catalog, VectorStore
+from core.store.graph import GraphStore
 
 __all__ = ["KnowledgeService"]
 
@@ -27,18 +29,26 @@ class KnowledgeService:
         settings: Settings,
         *,
         embedder: Embedder | None = None,
+        llm: object | None = None,
+        llm_options: Mapping[str, Any] | None = None,
     ) -> None:
+        """`llm` replaces the client the settings would make; `llm_options` (timeout_s,
+        max_attempts, backoff_s) tune the one they make."""
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
-        self.embedder = embedder or make_embedder(settings)
         self.catalog = Catalog(settings.catalog_path)
+        self.graph = GraphStore(self.catalog)
+        self.llm = llm if llm is not None else _make_llm(settings, self.catalog, llm_options)
+        self.embedder = embedder or make_embedder(settings)
         try:
             self.vectors = VectorStore(settings.resolved_milvus_uri, settings.milvus_token)
         except ZhixingError:
             self.catalog.close()
             raise
-        self.pipeline = BuildPipeline(self.catalog, self.vectors, self.embedder, settings)
-        self.engine = SearchEngine(self.catalog, self.vectors, self.embedder)
+        self.pipeline = BuildPipeline(
+            self.catalog, self.vectors, self.embedder, settings, graph=self.graph, llm=self.llm
+        )
+        self.engine = SearchEngine(self.catalog, self.vectors, self.embedder, self.graph)
 
     def close(self) -> None:
         self.vectors.close()
@@ -104,7 +114,9 @@ class KnowledgeService:
                 else ""
             )
             raise NotFoundError(f"{name!r} has no document named {document!r}.{hint}")
-        remove_documents(self.catalog, self.vectors, kb, [doc.id])
+        remove_documents(
+            self.catalog, self.vectors, kb, [doc.id], graph=self.graph, embedder=self.embedder
+        )
         return doc
 
     # --- search ----------------------------------------------------------------------------
@@ -141,6 +153,42 @@ class KnowledgeService:
             self._check_embedder(kb)
         return self.engine.search_many(queries, kbs, top_k=top_k, strategies=strategies)
 
+    # --- graph -----------------------------------------------------------------------------
+
+    def graph_stats(self, name: str) -> dict[str, Any]:
+        return self.graph.stats(self.catalog.get_kb(name).id)
+
+    def neighbourhood(
+        self, name: str, entity: str, *, hops: int = 1, limit: int = 60
+    ) -> dict[str, Any]:
+        """The K-hop neighbourhood of an entity: nodes (with the chunks that mention them) and
+        edges, in the `graph --json` shape of DESIGN §9."""
+        from core.enrich import normalize_entity_name
+
+        kb = self.catalog.get_kb(name)
+        seeds = self.graph.find_entities(kb.id, normalize_entity_name(entity))
+        if not seeds:
+            raise NotFoundError(f"{name!r} has no entity named {entity!r}.")
+        node_ids, edges = self.graph.neighbourhood(kb.id, seeds, hops, limit=limit)
+        nodes = [
+            {
+                "id": e.id,
+                "name": e.name,
+                "type": e.type,
+                "description": e.description,
+                "aliases": e.aliases,
+                "chunks": e.chunks,
+            }
+            for e in self.graph.entities(node_ids)
+        ]
+        return {
+            "nodes": nodes,
+            "edges": [
+                {"source": r.source, "target": r.target, "type": r.type, "weight": r.weight}
+                for r in edges
+            ],
+        }
+
     def _check_embedder(self, kb: KnowledgeBase) -> None:
         if (kb.embedding, kb.dimension) != (self.embedder.name, self.embedder.dimension):
             raise ZhixingError(
@@ -148,3 +196,14 @@ class KnowledgeService:
                 f"dimensions) but Zhixing is configured with {self.embedder.name}; set "
                 f"ZHIXING_EMBEDDING={kb.embedding} to use it."
             )
+
+
+def _make_llm(
+    settings: Settings, catalog: Catalog, options: Mapping[str, Any] | None
+) -> object | None:
+    """The LLM client when an endpoint is configured; None means the offline heuristics."""
+    if not settings.llm_configured:
+        return None
+    from core.llm import LLMCache, LLMClient
+
+    return LLMClient(settings, LLMCache(catalog), **dict(options or {}))

@@ -39,7 +39,7 @@ def docs(tmp_path: Path) -> Path:
 
 def _vector_count(service, name: str) -> int:
     kb = service.kb(name)
-    return service.vectors.count(kb.dimension, kb=kb.id)
+    return service.vectors.count(kb.dimension, kb=kb.id, kind="chunk")
 
 
 def test_a_built_knowledge_base_answers_chinese_and_english_queries(service, docs):

@@ -37,11 +37,15 @@ class BuildReport:
     failed: list[ItemFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     chunks: int = 0
+    questions: int = 0
+    degraded: int = 0  # chunks whose extraction failed; still searchable by their text
+    extract_seconds: float = 0.0  # time spent extracting knowledge (LLM calls or heuristics)
     seconds: float = 0.0
+    stopped: str = ""  # why the build stopped early (an unreachable LLM), if it did
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.stopped
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -52,7 +56,10 @@ class BuildReport:
             "failed": [{"document": f.source, "error": f.error} for f in self.failed],
             "warnings": self.warnings,
             "chunks": self.chunks,
+            "questions": self.questions,
+            "degraded": self.degraded,
             "seconds": round(self.seconds, 3),
+            "stopped": self.stopped or None,
         }
 
 

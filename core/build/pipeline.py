@@ -16,14 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.build.enrich import Enricher, EnrichItem
 from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
 from core.build.sources import Unit, collect_files, count_units, iter_units
 from core.config import Settings
 from core.embed import Embedder
-from core.errors import ParseError
+from core.errors import LLMError, ParseError
 from core.ingest import chunk_document
 from core.models import Chunk, KnowledgeBase, ParsedDocument
 from core.store import Catalog, VectorRecord, VectorStore
+from core.store.graph import GraphStore
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
 
@@ -40,20 +42,29 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 
 @dataclass
 class _Pending:
-    """Chunks waiting for their vectors, and the documents they complete."""
+    """Chunks waiting for enrichment and vectors, and the documents they complete."""
 
-    records: list[tuple[int, int, str]]  # (doc id, chunk id, text)
+    records: list[tuple[int, int, str, EnrichItem]]  # (doc id, chunk id, text, enrich item)
     remaining: dict[int, int]  # doc id -> chunks not yet upserted
 
 
 class BuildPipeline:
     def __init__(
-        self, catalog: Catalog, vectors: VectorStore, embedder: Embedder, settings: Settings
+        self,
+        catalog: Catalog,
+        vectors: VectorStore,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        graph: GraphStore | None = None,
+        llm: object | None = None,
     ) -> None:
         self.catalog = catalog
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
+        self.graph = graph or GraphStore(catalog)
+        self.llm = llm
 
     def add(
         self,
@@ -82,6 +93,9 @@ class _Run:
         self.emit = emit
         self.cancel = cancel
         self.report = BuildReport(kb=kb.name)
+        self.enricher = Enricher(
+            kb, pipeline.graph, pipeline.vectors, pipeline.embedder, pipeline.llm
+        )
         self.clock = RateClock()
         self.pending = _Pending([], {})
         self.done = 0
@@ -120,9 +134,17 @@ class _Run:
                 status = "done"
             self._flush()
             self._wait()
+        except LLMError as exc:
+            # The endpoint is down or refusing: stop rather than degrade every chunk. What is
+            # indexed stays; the rest is redone by the same command, its finished LLM calls
+            # coming from the cache.
+            status = "stopped"
+            self.report.stopped = (
+                f"{exc} The build stopped; run the same command again to resume it."
+            )
         finally:
-            self._embedder.shutdown(wait=True)
-            self._writer.shutdown(wait=True)
+            self._embedder.shutdown(wait=True, cancel_futures=True)
+            self._writer.shutdown(wait=True, cancel_futures=True)
             failed = len(self.report.failed)
             self.p.catalog.finish_job(job, status=status, done=self.done, failed=failed)
         self.report.seconds = self.clock.elapsed()
@@ -155,7 +177,14 @@ class _Run:
         if previous:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
             self._wait()
-            remove_documents(self.p.catalog, self.p.vectors, self.kb, [previous[0]])
+            remove_documents(
+                self.p.catalog,
+                self.p.vectors,
+                self.kb,
+                [previous[0]],
+                graph=self.p.graph,
+                embedder=self.p.embedder,
+            )
             if previous[2] == "indexed":
                 self.report.replaced.append(unit.source)
         doc_id, chunk_ids = self.p.catalog.add_document(
@@ -176,7 +205,14 @@ class _Run:
         if previous and previous[2] == "indexed":
             return  # keep the version that was already there
         if previous:
-            remove_documents(self.p.catalog, self.p.vectors, self.kb, [previous[0]])
+            remove_documents(
+                self.p.catalog,
+                self.p.vectors,
+                self.kb,
+                [previous[0]],
+                graph=self.p.graph,
+                embedder=self.p.embedder,
+            )
         self.p.catalog.record_failure(
             self.kb.id, source=unit.source, sha256=unit.sha256, kind=unit.kind, error=error
         )
@@ -186,7 +222,8 @@ class _Run:
     ) -> None:
         self.pending.remaining[doc_id] = len(chunks)
         for chunk_id, chunk in zip(chunk_ids, chunks, strict=True):
-            self.pending.records.append((doc_id, chunk_id, embedding_text(doc.title, chunk)))
+            item = EnrichItem(doc_id, chunk_id, doc.title, chunk)
+            self.pending.records.append((doc_id, chunk_id, embedding_text(doc.title, chunk), item))
             if len(self.pending.records) >= self.p.settings.embed_batch:
                 self._flush()
 
@@ -196,7 +233,7 @@ class _Run:
         if not batch:
             return
         counts: dict[int, int] = {}
-        for doc_id, _, _ in batch:
+        for doc_id, _, _, _ in batch:
             counts[doc_id] = counts.get(doc_id, 0) + 1
         finished = []
         for doc_id, n in counts.items():
@@ -208,23 +245,30 @@ class _Run:
         # Bound the batches in flight, so memory stays flat however large the build.
         while len(self._inflight) >= _MAX_INFLIGHT:
             self._inflight.pop(0).result()
-        embedded = self._embedder.submit(self.p.embedder.embed, [text for _, _, text in batch])
-        self._inflight.append(self._writer.submit(self._write, batch, embedded, finished))
+        prepared = self._embedder.submit(self._prepare, batch)
+        self._inflight.append(self._writer.submit(self._write, len(batch), prepared, finished))
 
-    def _write(
-        self, batch: list[tuple[int, int, str]], embedded: Future[Any], finished: list[int]
-    ) -> None:
-        vectors = embedded.result()
-        records = [
-            VectorRecord(
-                kb=self.kb.id, doc=doc_id, kind="chunk", ref_id=chunk_id, text=text, vector=vector
-            )
-            for (doc_id, chunk_id, text), vector in zip(batch, vectors, strict=True)
+    def _prepare(self, batch: list[tuple[int, int, str, EnrichItem]]) -> list[VectorRecord]:
+        """Enrich a batch (questions, entities), then embed chunks, questions and entities."""
+        enriched = self.enricher.enrich([item for _, _, _, item in batch])
+        rows = [(doc_id, "chunk", chunk_id, text) for doc_id, chunk_id, text, _ in batch]
+        rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
+        rows += [(0, "entity", eid, text) for eid, text in enriched.entities.items()]
+        self.report.questions += len(enriched.questions)
+        self.report.degraded += len(enriched.degraded)
+        self.p.graph.mark_degraded(enriched.degraded)
+        self.report.extract_seconds += enriched.extract_seconds
+        vectors = self.p.embedder.embed([text for *_, text in rows])
+        return [
+            VectorRecord(kb=self.kb.id, doc=doc, kind=kind, ref_id=ref, text=text, vector=vector)
+            for (doc, kind, ref, text), vector in zip(rows, vectors, strict=True)
         ]
-        self.p.vectors.upsert(self.kb.dimension, records)
+
+    def _write(self, chunks: int, prepared: Future[Any], finished: list[int]) -> None:
+        self.p.vectors.upsert(self.kb.dimension, prepared.result())
         # A document becomes `indexed` only once every one of its chunks has a vector.
         self.p.catalog.mark_indexed(finished)
-        self.indexed_chunks += len(batch)
+        self.indexed_chunks += chunks
         self.report.chunks = self.indexed_chunks
 
     def _wait(self) -> None:
@@ -250,16 +294,34 @@ class _Run:
 
 
 def remove_documents(
-    catalog: Catalog, vectors: VectorStore, kb: KnowledgeBase, doc_ids: Sequence[int]
+    catalog: Catalog,
+    vectors: VectorStore,
+    kb: KnowledgeBase,
+    doc_ids: Sequence[int],
+    *,
+    graph: GraphStore,
+    embedder: Embedder,
 ) -> None:
-    """Remove documents and every trace of them: vectors first, then catalog rows.
+    """Remove documents and every trace of them: graph mentions, vectors, then catalog rows.
 
     The documents are flagged `removing` first, so a removal that is interrupted half-way is
     never mistaken for an indexed document: running it again (or re-adding) completes it.
+    Entities and relations no other document mentions go; the survivors' descriptions are
+    rebuilt from what remains and re-embedded.
     """
     if not doc_ids:
         return
     catalog.mark_removing(doc_ids)
-    vectors.delete_documents(kb.dimension, kb=kb.id, docs=doc_ids)
+    orphans, _, survivors = graph.forget_documents(doc_ids)
+    vectors.delete_documents(kb.dimension, kb=kb.id, docs=doc_ids)  # chunks and questions
+    vectors.delete_refs(kb.dimension, "entity", orphans)
+    texts = graph.entity_text(survivors)
+    if texts:
+        vecs = embedder.embed(list(texts.values()))
+        records = [
+            VectorRecord(kb=kb.id, doc=0, kind="entity", ref_id=eid, text=text, vector=v)
+            for (eid, text), v in zip(texts.items(), vecs, strict=True)
+        ]
+        vectors.upsert(kb.dimension, records)
     for doc_id in doc_ids:
         catalog.delete_document(doc_id)

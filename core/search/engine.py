@@ -15,6 +15,7 @@ from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
 from core.search.fusion import reciprocal_rank_fusion
 from core.store import Catalog, VectorStore
+from core.store.graph import GraphStore
 from core.store.vectors import VectorHit
 
 __all__ = [
@@ -57,8 +58,15 @@ def parse_strategies(value: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 class SearchEngine:
-    def __init__(self, catalog: Catalog, vectors: VectorStore, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        vectors: VectorStore,
+        embedder: Embedder,
+        graph: GraphStore | None = None,
+    ) -> None:
         self.catalog = catalog
+        self.graph = graph or GraphStore(catalog)
         self.vectors = vectors
         self.embedder = embedder
         self._pool = ThreadPoolExecutor(max_workers=len(STRATEGIES), thread_name_prefix="search")
@@ -149,11 +157,12 @@ class SearchEngine:
         by_dim = sorted(kbs, key=lambda kb: kb.dimension)
         for dim, group in groupby(by_dim, key=lambda kb: kb.dimension):
             per_collection.append(run(dim, [kb.id for kb in group]))
-        merged: Ranked = []
-        for i in range(n_queries):
-            lists = [result[i] for result in per_collection]
-            merged.append(_chunk_ids(_interleave(lists)))
-        return merged
+        lists = [_interleave([result[i] for result in per_collection]) for i in range(n_queries)]
+        # A question-index hit stands for the chunk that answers it.
+        questions = self.graph.question_chunks(
+            sorted({h.ref_id for hits in lists for h in hits if h.kind == "question"})
+        )
+        return [_chunk_ids(hits, questions) for hits in lists]
 
 
 def _interleave(lists: list[list[VectorHit]]) -> list[VectorHit]:
@@ -165,12 +174,14 @@ def _interleave(lists: list[list[VectorHit]]) -> list[VectorHit]:
     return out
 
 
-def _chunk_ids(hits: list[VectorHit]) -> list[int]:
-    """Map hits to chunk ids, best first, each chunk once (question hits arrive in issue 3)."""
+def _chunk_ids(hits: list[VectorHit], questions: dict[int, int]) -> list[int]:
+    """Map hits to chunk ids, best first, each chunk once at its best rank."""
     seen: dict[int, None] = {}
     for hit in hits:
         if hit.kind == "chunk":
             seen.setdefault(hit.ref_id, None)
+        elif hit.kind == "question" and hit.ref_id in questions:
+            seen.setdefault(questions[hit.ref_id], None)
     return list(seen)
 
 

@@ -101,7 +101,8 @@ class VectorStore:
             if name in self._ready:
                 return name
             if not self.client.has_collection(name):
-                self._create(name, dimension)
+                with _quiet_milvus_lite():
+                    self._create(name, dimension)
             # A collection reopened from disk must be loaded before it can be searched.
             self.client.load_collection(name)
             self._ready.add(name)
@@ -279,9 +280,12 @@ def _quiet_milvus_lite():  # noqa: ANN202
 
     The failure itself is not hidden: it surfaces as a StoreError with one clear sentence.
     """
-    lite = logging.getLogger("milvus_lite")
-    was_disabled = lite.disabled
-    lite.disabled = True
+    # grpc._server: pymilvus asks Milvus Lite for a timestamp it does not implement while
+    # waiting for a new index; pymilvus copes, but the server logs a traceback first.
+    loggers = [logging.getLogger(name) for name in ("milvus_lite", "grpc._server")]
+    was_disabled = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
     # Milvus Lite's jieba analyzer prints a banner on first use, and jieba sets its logger to
     # DEBUG when it is imported: so import it here, first, and quieten it.
     import jieba
@@ -290,7 +294,8 @@ def _quiet_milvus_lite():  # noqa: ANN202
     try:
         yield
     finally:
-        lite.disabled = was_disabled
+        for logger, disabled in zip(loggers, was_disabled, strict=True):
+            logger.disabled = disabled
 
 
 def _lite_is_locked(uri: str) -> bool:

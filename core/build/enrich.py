@@ -1,0 +1,287 @@
+"""The enrich stage (DESIGN §4): one knowledge extraction per chunk, then questions and graph.
+
+With an LLM configured each chunk costs exactly one structured call (questions, plus entities
+and relations in `graph` mode), cached; without one the built-in heuristics fill the same
+schema. The results are written to the catalog here, and the texts that need vectors
+(questions and touched entities) are handed back to the pipeline to embed with the chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.embed import Embedder
+from core.enrich import normalize_entity_name, offline_knowledge
+from core.errors import LLMError, LLMOutputError
+from core.llm.schemas import ChunkKnowledge
+from core.models import Chunk, KnowledgeBase
+from core.store import VectorStore
+from core.store.graph import GraphStore
+
+__all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
+
+# Cosine of two entity *names* under the built-in model above which two entities of the same
+# type are one: "SQL injection"/"SQL注入" score 0.79 and "跨站脚本"/"Cross-site scripting" 0.77,
+# while "SQL注入"/"命令注入" score 0.49 and "CSRF"/"XSS" 0.44.
+ALIAS_SIMILARITY = 0.76
+
+
+@dataclass(frozen=True)
+class EnrichItem:
+    doc_id: int
+    chunk_id: int
+    title: str
+    chunk: Chunk
+
+
+@dataclass
+class EnrichResult:
+    questions: list[tuple[int, int, str]] = field(default_factory=list)  # (doc, question id, text)
+    entities: dict[int, str] = field(default_factory=dict)  # entity id -> text to embed
+    degraded: list[int] = field(default_factory=list)  # chunk ids whose extraction failed
+    extract_seconds: float = 0.0
+
+
+class Enricher:
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        graph: GraphStore,
+        vectors: VectorStore,
+        embedder: Embedder,
+        llm: object | None = None,
+    ) -> None:
+        self.kb = kb
+        self.graph = graph
+        self.vectors = vectors
+        self.embedder = embedder
+        self.llm = llm
+        # Entities created during this build, not yet in Milvus: (id, type, name vector).
+        self._fresh: list[tuple[int, str, np.ndarray]] = []
+        self._names: dict[int, np.ndarray] = {}  # name vectors of entities from earlier builds
+        self._ends: dict[str, int] = {}  # relation ends found among earlier entities
+
+    def enrich(self, items: Sequence[EnrichItem]) -> EnrichResult:
+        """Extract, store and return what needs embedding. An unreachable LLM raises LLMError."""
+        result = EnrichResult()
+        extracted = []
+        start = time.perf_counter()
+        knowledge_list = self._extract(items)
+        result.extract_seconds = time.perf_counter() - start
+        for item, knowledge in zip(items, knowledge_list, strict=True):
+            if isinstance(knowledge, LLMError):
+                result.degraded.append(item.chunk_id)
+                continue
+            self._store_questions(item, knowledge, result)
+            extracted.append((item, knowledge))
+        if self.kb.mode == "graph" and extracted:
+            self._store_graph(extracted, result)
+        if result.entities:
+            result.entities = self.graph.entity_text(sorted(result.entities))
+        return result
+
+    def _extract(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | LLMError]:
+        if self.llm is None:
+            return [
+                offline_knowledge(
+                    i.chunk.text,
+                    title=i.title,
+                    heading_path=i.chunk.heading_path,
+                    mode=self.kb.mode,
+                )
+                for i in items
+            ]
+        from core.llm import ROLES, chunk_knowledge_variables
+
+        variables = [
+            chunk_knowledge_variables(
+                i.chunk.text,
+                mode=self.kb.mode,
+                title=i.title,
+                heading=" > ".join(i.chunk.heading_path),
+            )
+            for i in items
+        ]
+        out = self.llm.call_many(ROLES["chunk_knowledge"], variables)  # type: ignore[attr-defined]
+        for answer in out:
+            # Invalid output degrades one chunk; an endpoint that is down stops the build, so
+            # that it can be resumed later rather than leaving every chunk degraded.
+            if isinstance(answer, LLMError) and not isinstance(answer, LLMOutputError):
+                raise answer
+        return out
+
+    def _store_questions(
+        self, item: EnrichItem, knowledge: ChunkKnowledge, result: EnrichResult
+    ) -> None:
+        lines = max(len(item.chunk.text.splitlines()), 1)
+        rows = []
+        seen: set[str] = set()
+        for q in knowledge.questions:
+            text = " ".join(q.question.split())
+            if not text or text in seen:
+                continue
+            seen.add(text)
+            start, end = _repair_range(q.line_start, q.line_end, lines)
+            # Stored as document line numbers, like chunks, so a citation can point at them.
+            offset = item.chunk.line_start - 1
+            rows.append((item.chunk_id, text, start + offset, end + offset))
+        ids = self.graph.add_questions(self.kb.id, rows)
+        for (_, text, _, _), qid in zip(rows, ids, strict=True):
+            result.questions.append((item.doc_id, qid, text))
+
+    def _store_graph(
+        self, extracted: list[tuple[EnrichItem, ChunkKnowledge]], result: EnrichResult
+    ) -> None:
+        """Resolve every entity of the batch at once, then record mentions and relations."""
+        wanted: dict[tuple[str, str], str] = {}
+        for _, knowledge in extracted:
+            for entity in knowledge.entities:
+                name = " ".join(entity.name.split())
+                if key := normalize_entity_name(name):
+                    wanted.setdefault((key, _type(entity.type)), name)
+        # A relation's end that is no entity of the batch is looked up under any type first,
+        # and only made a new `concept` when it is known nowhere.
+        keys = {key for key, _ in wanted}
+        for _, knowledge in extracted:
+            for rel in knowledge.relations:
+                for end in (rel.source, rel.target):
+                    name = " ".join(end.split())
+                    key = normalize_entity_name(name)
+                    if key and key not in keys:
+                        keys.add(key)
+                        known = self.graph.find_entities(self.kb.id, key)
+                        if known:
+                            self._ends[key] = known[0]
+                        else:
+                            wanted.setdefault((key, "concept"), name)
+        ids = self._resolve_all(wanted)
+        ends = {key: entity_id for (key, _), entity_id in ids.items()} | self._ends
+        relations: list[int] = []
+        for item, knowledge in extracted:
+            local: dict[str, int] = {}
+            for entity in knowledge.entities:
+                name = " ".join(entity.name.split())
+                key = normalize_entity_name(name)
+                if not key:
+                    continue
+                entity_id = ids[(key, _type(entity.type))]
+                self.graph.mention_entity(
+                    entity_id,
+                    item.chunk_id,
+                    name,
+                    entity.description.strip(),
+                    dict(entity.attributes),
+                )
+                local[key] = entity_id
+                result.entities[entity_id] = ""
+            for rel in knowledge.relations:
+                ends = []
+                for end in (rel.source, rel.target):
+                    name = " ".join(end.split())
+                    key = normalize_entity_name(name)
+                    found = local.get(key) or ends.get(key)
+                    if found is not None and key not in local:
+                        self.graph.mention_entity(found, item.chunk_id, name, "", {})
+                        local[key] = found
+                        result.entities[found] = ""
+                    ends.append(found)
+                source, target = ends
+                if source is None or target is None or source == target:
+                    continue
+                type_ = "_".join((rel.type or "related_to").strip().lower().split())
+                relations.append(
+                    self.graph.relate(
+                        self.kb.id,
+                        source,
+                        target,
+                        type_ or "related_to",
+                        item.chunk_id,
+                        rel.description.strip(),
+                    )
+                )
+        self.graph.refresh(result.entities, relations)
+
+    def _resolve_all(self, wanted: dict[tuple[str, str], str]) -> dict[tuple[str, str], int]:
+        """Map (normalized name, type) to entity ids: known names and aliases first, then
+        names close enough to an entity of the same type, else a new entity."""
+        ids: dict[tuple[str, str], int] = {}
+        unknown = []
+        for (key, type_), name in wanted.items():
+            found = self.graph.resolve(self.kb.id, key, type_)
+            if found is None:
+                unknown.append((key, type_, name))
+            else:
+                ids[(key, type_)] = found
+        if not unknown:
+            return ids
+        vectors = self.embedder.embed([name for _, _, name in unknown])
+        stored = self._stored_candidates(vectors)
+        # Entities made earlier in this build are not in Milvus yet: compare with them in one
+        # matrix product, and with this batch's own new ones as they are made.
+        earlier = len(self._fresh)
+        scores = (vectors @ np.vstack([v for _, _, v in self._fresh]).T) if earlier else None
+        for n, ((key, type_, name), vector) in enumerate(zip(unknown, vectors, strict=True)):
+            candidates = list(stored[n])
+            if scores is not None:
+                for j in np.flatnonzero(scores[n] >= ALIAS_SIMILARITY):
+                    candidates.append(self._fresh[int(j)])
+            candidates.extend(self._fresh[earlier:])
+            alias_of = self._closest(vector, type_, candidates)
+            if alias_of is not None:
+                self.graph.add_alias(self.kb.id, key, type_, alias_of)
+                ids[(key, type_)] = alias_of
+                continue
+            entity_id = self.graph.create_entity(
+                self.kb.id, key=key, type_=type_, name=name, attributes={}
+            )
+            self._fresh.append((entity_id, type_, vector))
+            ids[(key, type_)] = entity_id
+        return ids
+
+    def _stored_candidates(self, vectors: np.ndarray) -> list[list[tuple[int, str, np.ndarray]]]:
+        """Entities of earlier builds near each name: one Milvus search, one embedding call."""
+        hits = self.vectors.search_dense(
+            self.kb.dimension, vectors, kbs=[self.kb.id], kinds=("entity",), limit=3
+        )
+        entity_ids = sorted({h.ref_id for row in hits for h in row})
+        known = {e.id: e for e in self.graph.entities(entity_ids)}
+        missing = [i for i in entity_ids if i in known and i not in self._names]
+        if missing:
+            for entity_id, vec in zip(
+                missing, self.embedder.embed([known[i].name for i in missing]), strict=True
+            ):
+                self._names[entity_id] = vec
+        return [
+            [
+                (h.ref_id, known[h.ref_id].type, self._names[h.ref_id])
+                for h in row
+                if h.ref_id in known
+            ]
+            for row in hits
+        ]
+
+    def _closest(
+        self, vector: np.ndarray, type_: str, candidates: list[tuple[int, str, np.ndarray]]
+    ) -> int | None:
+        best, best_score = None, ALIAS_SIMILARITY
+        for entity_id, other_type, other in candidates:
+            if other_type == type_:
+                score = float(vector @ other)
+                if score >= best_score:
+                    best, best_score = entity_id, score
+        return best
+
+
+def _type(value: str) -> str:
+    return (value or "concept").strip().lower() or "concept"
+
+
+def _repair_range(start: int, end: int, lines: int) -> tuple[int, int]:
+    """Clamp a model's line range into the chunk and put it in order: never trust it as given."""
+    start = min(max(int(start), 1), lines)
+    end = min(max(int(end), 1), lines)
+    return (start, end) if start <= end else (end, start)

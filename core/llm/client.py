@@ -1,0 +1,335 @@
+"""The LLM client: one structured call per role, cached, retried, repaired once, run in a pool.
+
+This module and `core.llm.embeddings` are the only importers of langchain-openai (STYLE habit 2).
+`ChatOpenAI.with_structured_output(..., include_raw=True)` does the request and the parsing; this
+module adds what a build needs around it: the SQLite cache, retries with backoff on transient
+failures, one repair round-trip on invalid output, a bound on concurrent requests, and counters.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ValidationError
+
+from core.config import Settings
+from core.errors import LLMError, LLMOutputError
+from core.llm.cache import LLMCache, cache_key
+from core.llm.prompts import Role, estimate_tokens
+from core.llm.retry import (
+    DEFAULT_BASE_URL,
+    EndpointUnreachableError,
+    LLMStats,
+    RetryPolicy,
+    endpoint_error,
+    is_transient,
+    public_url,
+    redact,
+    run_with_retries,
+)
+
+__all__ = ["LLMClient", "make_client"]
+
+log = logging.getLogger(__name__)
+
+# Keyless local servers (vLLM, Ollama) ignore the key, but the OpenAI SDK refuses to start
+# without one.
+_PLACEHOLDER_KEY = "not-needed"
+# How much of a rejected reply is quoted back to the model in the repair request.
+_QUOTE_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A call ready to send: the rendered prompt and its cache key."""
+
+    role: Role
+    model: str
+    system: str
+    user: str
+    key: str
+
+
+@cache
+def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
+
+
+class LLMClient:
+    """Structured LLM calls against one OpenAI-compatible endpoint. Safe to share between threads."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        cache: LLMCache | None = None,
+        *,
+        timeout_s: float = 60,
+        max_attempts: int = 4,
+        backoff_s: float = 0.5,
+    ) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.timeout_s = timeout_s
+        self.base_url = (settings.openai_base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.shown_url = public_url(self.base_url)  # for messages and logs
+        self.method = settings.structured_output
+        self.stats = LLMStats()
+        self._policy = RetryPolicy(max_attempts=max_attempts, backoff_s=backoff_s)
+        # Bounds requests in flight across every caller of this client, not only call_many.
+        self._slots = threading.BoundedSemaphore(settings.llm_concurrency)
+        self._runnables: dict[tuple[str, type[BaseModel]], Runnable] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LLMClient(base_url={self.shown_url!r}, model={self.settings.chat_model!r})"
+
+    # --- public API ------------------------------------------------------------------------
+
+    def model_for(self, role: Role) -> str:
+        """The model a role runs on: the fast model for `fast` roles, else the chat model."""
+        if role.fast:
+            return self.settings.fast_model or self.settings.chat_model
+        return self.settings.chat_model
+
+    def call(self, role: Role, variables: Mapping[str, object]) -> BaseModel:
+        """Run one role and return its validated output; raise LLMError or LLMOutputError."""
+        return self._run(self._prepare(role, variables))
+
+    def call_many(
+        self, role: Role, variables_list: Sequence[Mapping[str, object]]
+    ) -> list[BaseModel | LLMError]:
+        """Run a role over many inputs in parallel; failures come back in place, not raised."""
+        # Rendering first means a template mistake raises before any request is sent.
+        prepared = [self._prepare(role, v) for v in variables_list]
+        if not prepared:
+            return []
+        down: list[EndpointUnreachableError] = []
+
+        def one(item: _Prepared) -> BaseModel | LLMError:
+            # Once the endpoint is known to be unreachable, the rest of the batch fails fast
+            # instead of each item spending its own retries and backoff on the same fact.
+            if down:
+                self.stats.add("failures")
+                return down[0]
+            try:
+                return self._run(item)
+            except EndpointUnreachableError as exc:
+                down.append(exc)
+                return exc
+            except LLMError as exc:
+                return exc
+
+        workers = min(self.settings.llm_concurrency, len(prepared))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zhixing-llm") as pool:
+            return list(pool.map(one, prepared))
+
+    def estimate(
+        self, role: Role, variables_list: Sequence[Mapping[str, object]]
+    ) -> dict[str, Any]:
+        """Estimate the calls and tokens a batch would cost; cached inputs cost nothing."""
+        calls = cached = prompt_tokens = completion_tokens = 0
+        # Outside json_mode the schema travels as response_format or a tool, still as tokens.
+        schema_tokens = estimate_tokens(json.dumps(_schema_json(role.schema), ensure_ascii=False))
+        for variables in variables_list:
+            item = self._prepare(role, variables)
+            if self.cache is not None and self.cache.get(item.key) is not None:
+                cached += 1
+                continue
+            calls += 1
+            prompt_tokens += estimate_tokens(item.system) + estimate_tokens(item.user) + 8
+            if self.method != "json_mode":
+                prompt_tokens += schema_tokens
+            completion_tokens += role.completion_tokens(variables)
+        return {
+            "calls": calls,
+            "cached": cached,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "model": self.model_for(role),
+        }
+
+    # --- one call ---------------------------------------------------------------------------
+
+    def _prepare(self, role: Role, variables: Mapping[str, object]) -> _Prepared:
+        user = role.render(variables)
+        schema = _schema_json(role.schema)
+        if self.method == "json_mode":
+            # json_mode only promises *some* JSON object, so the prompt has to carry the shape.
+            user += (
+                "\n\nReply with one JSON object, without prose or code fences, that matches"
+                f" this JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
+            )
+        model = self.model_for(role)
+        key = cache_key(model, f"{role.system}\n\n{user}", schema)
+        return _Prepared(role=role, model=model, system=role.system, user=user, key=key)
+
+    def _run(self, item: _Prepared) -> BaseModel:
+        if self.cache is not None and (hit := self.cache.get(item.key)) is not None:
+            try:
+                result = item.role.schema.model_validate(hit)
+            except ValidationError:
+                pass  # unreadable under the current schema: ask again and overwrite it
+            else:
+                self.stats.add("cache_hits")
+                return result
+        try:
+            result = self._generate(item)
+        except LLMError:
+            self.stats.add("failures")
+            raise
+        if self.cache is not None:
+            self.cache.put(item.key, item.model, result.model_dump(mode="json"))
+        return result
+
+    def _generate(self, item: _Prepared) -> BaseModel:
+        messages: list[BaseMessage] = [SystemMessage(item.system), HumanMessage(item.user)]
+        result, problem, reply = self._attempt(item, messages)
+        if result is not None:
+            return result
+        self.stats.add("repairs")
+        log.info(
+            "%s output from %s was invalid (%s); asking once for a repair",
+            item.role.name,
+            item.model,
+            problem,
+        )
+        messages.append(HumanMessage(_repair_request(problem, reply)))
+        result, problem, _ = self._attempt(item, messages)
+        if result is not None:
+            return result
+        raise LLMOutputError(
+            redact(
+                f"The model {item.model!r} at {self.shown_url} did not return valid"
+                f" {item.role.schema.__name__} output for the {item.role.name!r} role, even after"
+                f" one repair request: {problem}.",
+                self.settings.openai_api_key,
+            )
+        )
+
+    def _attempt(
+        self, item: _Prepared, messages: list[BaseMessage]
+    ) -> tuple[BaseModel | None, str, str]:
+        """Send one request (with transient retries): (validated output | None, problem, reply)."""
+        runnable = self._runnable(item.model, item.role.schema)
+
+        def send() -> dict[str, Any]:
+            with self._slots:
+                return runnable.invoke(messages)
+
+        try:
+            out = run_with_retries(
+                send, self._policy, self.stats, what=f"LLM request to {self.shown_url}"
+            )
+        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
+            # The SDK raises these while reading a reply that arrived: an output problem.
+            return None, _describe(exc), ""
+        except openai.OpenAIError as exc:
+            raise endpoint_error(
+                exc,
+                base_url=self.base_url,
+                attempts=self._policy.max_attempts if is_transient(exc) else 1,
+                model=item.model,
+                secret=self.settings.openai_api_key,
+            ) from None  # the SDK's error may quote the server, and a server may echo the key
+        raw = out.get("raw")
+        reply = _reply_text(raw) if isinstance(raw, AIMessage) else ""
+        if out.get("parsing_error") is not None:
+            return None, _describe(out["parsing_error"]), reply
+        parsed = out.get("parsed")
+        if parsed is None:
+            return None, "the reply contained no structured output", reply
+        try:
+            return item.role.schema.model_validate(parsed), "", reply
+        except ValidationError as exc:
+            return None, _describe(exc), reply
+
+    def _runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
+        with self._lock:
+            runnable = self._runnables.get((model, schema))
+            if runnable is None:
+                runnable = self._build_runnable(model, schema)
+                self._runnables[(model, schema)] = runnable
+            return runnable
+
+    def _build_runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
+        llm = ChatOpenAI(
+            model=model,
+            api_key=self.settings.openai_api_key or _PLACEHOLDER_KEY,
+            base_url=self.base_url,
+            timeout=self.timeout_s,
+            max_retries=0,  # ours count and word every retry (core.llm.retry)
+            use_responses_api=False,  # OpenAI-compatible servers implement chat completions
+        )
+        target: type[BaseModel] | dict[str, Any] = schema
+        if self.method == "json_schema":
+            # Passed as a non-strict JSON schema, not as the pydantic class: langchain would send
+            # a class as OpenAI "strict" mode, which rejects open objects such as the entities'
+            # `attributes` map and fields with defaults. Validation happens here instead.
+            target = {
+                "name": schema.__name__,
+                "description": (schema.__doc__ or schema.__name__).strip(),
+                "schema": _schema_json(schema),
+                "strict": False,
+            }
+        return llm.with_structured_output(target, method=self.method, include_raw=True)
+
+
+def make_client(settings: Settings, cache: LLMCache | None) -> LLMClient | None:
+    """Build the client the settings ask for, or None in the built-in offline mode."""
+    if not settings.llm_configured:
+        return None
+    return LLMClient(settings, cache)
+
+
+def _reply_text(message: AIMessage) -> str:
+    """What the model answered, as text, whichever channel it used (content or a tool call)."""
+    if isinstance(message.content, str) and message.content.strip():
+        return message.content
+    for call in message.invalid_tool_calls:
+        if call.get("args"):
+            return str(call["args"])
+    for call in message.tool_calls:
+        return json.dumps(call.get("args", {}), ensure_ascii=False)
+    return ""
+
+
+def _describe(exc: BaseException) -> str:
+    """Say briefly what was wrong with a reply, in words the model can act on."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ValidationError):
+            problems = [
+                f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                for err in seen.errors()[:8]
+            ]
+            return "it did not match the schema (" + "; ".join(problems) + ")"
+        if isinstance(seen, json.JSONDecodeError):
+            return f"it was not valid JSON ({seen.msg} at position {seen.pos})"
+        if isinstance(seen, openai.LengthFinishReasonError):
+            return "it was cut off at the output token limit; answer more concisely"
+        seen = seen.__cause__ or seen.__context__
+    text = " ".join(str(exc).split())
+    if "Invalid json output" in text or "Failed to parse" in text:
+        return "it was not valid JSON"
+    return text[:300] or type(exc).__name__
+
+
+def _repair_request(problem: str, reply: str) -> str:
+    quoted = reply[:_QUOTE_CHARS] + ("…" if len(reply) > _QUOTE_CHARS else "")
+    shown = f"\n<previous_reply>\n{quoted}\n</previous_reply>" if quoted else ""
+    return (
+        f"Your previous reply could not be used: {problem}.{shown}\n"
+        "Answer the same task again, with only the structured output, matching the schema"
+        " exactly (all required fields, correct types)."
+    )

@@ -1,0 +1,62 @@
+"""Output schemas of the LLM roles (pydantic), shared by the LLM path and the offline heuristics.
+
+`ChunkKnowledge` is what one call per chunk returns in both build modes (DESIGN §4): the question
+index, and in `graph` mode the entities and relations too. Line numbers are 1-based and relative
+to the chunk text as shown to the model (each line prefixed with its number).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+__all__ = ["ChunkKnowledge", "ExtractedEntity", "ExtractedRelation", "IndexQuestion"]
+
+
+class IndexQuestion(BaseModel):
+    """A context-free question the chunk answers, with the lines that answer it."""
+
+    question: str = Field(
+        description="A self-contained question; name the standard, product or language, never 'this document'."
+    )
+    line_start: int = Field(description="First line (1-based) of the chunk that answers it.")
+    line_end: int = Field(description="Last line (1-based, inclusive) that answers it.")
+
+
+class ExtractedEntity(BaseModel):
+    """A named thing the chunk talks about: a concept, vulnerability, control, standard..."""
+
+    name: str = Field(
+        description="The entity's name as written, e.g. 'SQL注入', 'CWE-79', 'GB/T 34944-2017'."
+    )
+    type: str = Field(
+        description="One of: concept, vulnerability, control, standard, clause, weakness, technology, product, organization, person, artifact, other."
+    )
+    description: str = Field(default="", description="One or two sentences, from the chunk only.")
+    attributes: dict[str, str] = Field(
+        default_factory=dict, description="Short key/value facts, e.g. {'level': 'L2'}."
+    )
+
+
+class ExtractedRelation(BaseModel):
+    """A relation the chunk states between two of its entities."""
+
+    source: str = Field(description="Name of the source entity (as in `entities`).")
+    target: str = Field(description="Name of the target entity (as in `entities`).")
+    type: str = Field(
+        description="A short verb phrase in snake_case, e.g. is_a, part_of, includes, causes, prevents, requires, related_to."
+    )
+    description: str = Field(default="", description="One sentence, from the chunk only.")
+
+
+class ChunkKnowledge(BaseModel):
+    """What one chunk yields: its question index and, in graph mode, its entities and relations."""
+
+    questions: list[IndexQuestion] = Field(
+        default_factory=list, description="5 to 12 context-free questions the chunk answers."
+    )
+    entities: list[ExtractedEntity] = Field(
+        default_factory=list, description="The chunk's entities; empty in index mode."
+    )
+    relations: list[ExtractedRelation] = Field(
+        default_factory=list, description="Relations between those entities; empty in index mode."
+    )

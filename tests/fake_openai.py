@@ -1,0 +1,370 @@
+"""A fake OpenAI-compatible HTTP server for tests and benchmarks (DESIGN §11).
+
+A real `ThreadingHTTPServer` on 127.0.0.1 (a free port), so `ChatOpenAI` and `OpenAIEmbeddings`
+run for real over HTTP. It implements `POST /v1/chat/completions` (honouring `response_format`
+json_schema / json_object and `tools` for function calling) and `POST /v1/embeddings`
+(deterministic hashed bag-of-words vectors). Tests script it:
+
+    with FakeOpenAI(latency_s=0.2) as fake:
+        fake.fail("429", "malformed")   # consumed one per request, in order
+        ... settings = Settings(openai_base_url=fake.url) ...
+        assert fake.chat_count == 3
+
+`responder(request_json) -> dict | str` decides the structured answer (a dict is sent as JSON
+in whichever channel the request asked for; a str is sent verbatim as the content). The default
+builds a valid `ChunkKnowledge` from the numbered lines of the prompt. `stop()` makes it "down":
+connections are refused from then on; `start()` again brings it back on the same port (to test
+resuming a build). A "timeout" fault holds the request for `timeout_sleep_s` (or until stop).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FAULTS", "FakeOpenAI", "default_responder", "hashed_embedding"]
+
+Responder = Callable[[dict[str, Any]], "dict[str, Any] | str"]
+
+# malformed: content that is not JSON; invalid: JSON that fails the schema.
+# 400 and 401 quote the caller's bearer token back, as careless servers do, so tests can check
+# that it never reaches a user-facing message.
+FAULTS = ("400", "401", "429", "500", "503", "timeout", "malformed", "invalid", "no_tool_call")
+
+_NUMBERED = re.compile(r"^(\d+)\| ?(.*)$", re.M)
+# Capitalized words in a row ("SQL Injection"), optionally glued to Chinese ("SQL注入"), or a
+# run of Chinese characters: crude, but it yields the kind of names a real model returns.
+_TERM = re.compile(
+    r"[A-Z][A-Za-z0-9_+#\-]*(?:[ ][A-Z][A-Za-z0-9_+#\-]*)*(?:[\u4e00-\u9fff]{1,6})?"
+    r"|[\u4e00-\u9fff]{2,6}"
+)
+_WORD = re.compile(r"[A-Za-z0-9_]+|[\u4e00-\u9fff]")
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+def _schema_of(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """The (name, JSON schema) the request asks the answer to follow, when it says."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema", {})
+        return spec.get("name", ""), spec.get("schema")
+    for tool in body.get("tools") or []:
+        function = tool.get("function", {})
+        return function.get("name", ""), function.get("parameters")
+    return "", None
+
+
+def _chunk_knowledge(prompt: str) -> dict[str, Any]:
+    # Only the first user message holds the document; a repair request repeats nothing numbered.
+    lines = [(int(n), text.strip()) for n, text in _NUMBERED.findall(prompt) if text.strip()]
+    questions = [
+        {"question": f"What does the text say about {text[:60]}?", "line_start": n, "line_end": n}
+        for n, text in lines[:6]
+    ]
+    entities: list[dict[str, Any]] = []
+    relations: list[dict[str, Any]] = []
+    if re.search(r"Build mode:\s*graph", prompt):
+        body = "\n".join(text for _, text in lines)
+        names: list[str] = []
+        for term in _TERM.findall(body):
+            if term not in names:
+                names.append(term)
+        entities = [
+            {
+                "name": name,
+                "type": "concept",
+                "description": f"{name} as the text describes it.",
+                "attributes": {},
+            }
+            for name in names[:6]
+        ]
+        if len(names) >= 2:
+            relations = [
+                {
+                    "source": names[0],
+                    "target": names[1],
+                    "type": "related_to",
+                    "description": f"{names[0]} is mentioned with {names[1]}.",
+                }
+            ]
+    return {"questions": questions, "entities": entities, "relations": relations}
+
+
+def _minimal(schema: dict[str, Any], root: dict[str, Any]) -> Any:
+    """The smallest value that validates against a (pydantic-generated) JSON schema."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return _minimal(root.get("$defs", {}).get(name, {}), root)
+    if "anyOf" in schema:
+        return _minimal(schema["anyOf"][0], root)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: _minimal(props[k], root) for k in schema.get("required", []) if k in props}
+    return {"string": "x", "integer": 1, "number": 1.0, "boolean": True, "array": []}.get(
+        kind or ""
+    )
+
+
+def default_responder(body: dict[str, Any]) -> dict[str, Any]:
+    """Answer a ChunkKnowledge prompt from its numbered lines; any other schema minimally."""
+    name, schema = _schema_of(body)
+    prompt = _prompt_text(body)
+    if name == "ChunkKnowledge" or (schema is None and "Build mode:" in prompt):
+        return _chunk_knowledge(prompt)
+    return _minimal(schema, schema) if schema else {}
+
+
+def hashed_embedding(text: str, dimension: int) -> list[float]:
+    """A deterministic, L2-normalized bag-of-words vector: equal words give close vectors."""
+    vector = [0.0] * dimension
+    for word in _WORD.findall(text.lower()) or ["<empty>"]:
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dimension
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]
+
+
+class FakeOpenAI:
+    """A scriptable OpenAI-compatible server in a background thread."""
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency_s: float = 0.0,
+        dimension: int = 32,
+        timeout_sleep_s: float = 5.0,
+        retry_after: str = "0",
+        model: str = "fake-model",
+    ) -> None:
+        self.responder: Responder = responder or default_responder
+        self.latency_s = latency_s
+        self.dimension = dimension
+        self.timeout_sleep_s = timeout_sleep_s
+        self.retry_after = retry_after
+        self.model = model
+        self.faults: deque[str] = deque()
+        self.requests: list[dict[str, Any]] = []  # every JSON body, with "_path" and "_auth" added
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._port = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAI:
+        handler = _handler_for(self)
+        self._stopping.clear()
+        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._server.daemon_threads = True
+        self._server.block_on_close = False  # a sleeping "timeout" handler must not block stop()
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down: from now on connections to `url` are refused."""
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the client, e.g. http://127.0.0.1:PORT/v1."""
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    # --- scripting and inspection -------------------------------------------------------------
+
+    def fail(self, *faults: str) -> None:
+        """Queue faults, consumed one per request in order (see FAULTS)."""
+        unknown = set(faults) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"Unknown fault(s) {sorted(unknown)}; use {', '.join(FAULTS)}.")
+        with self._lock:
+            self.faults.extend(faults)
+
+    def bodies(self, path: str = "/v1/chat/completions") -> list[dict[str, Any]]:
+        with self._lock:
+            return [r for r in self.requests if r["_path"] == path]
+
+    @property
+    def chat_count(self) -> int:
+        return len(self.bodies("/v1/chat/completions"))
+
+    @property
+    def embedding_count(self) -> int:
+        return len(self.bodies("/v1/embeddings"))
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.faults.clear()
+
+    # --- request handling (called from handler threads) ---------------------------------------
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _record(self, path: str, body: dict[str, Any], auth: str) -> None:
+        with self._lock:
+            self.requests.append({**body, "_path": path, "_auth": auth})
+
+    def _chat(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        answer: dict[str, Any] | str
+        if fault == "malformed":
+            answer = 'Sure! Here is the JSON you asked for: {"questions": [ oops'
+        elif fault == "invalid":
+            answer = {"questions": "none", "entities": [{"name": 3}]}
+        else:
+            answer = self.responder(body)
+        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        finish = "stop"
+        tools = body.get("tools") or []
+        if tools and fault != "no_tool_call":
+            name = tools[0].get("function", {}).get("name", "answer")
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{len(self.requests)}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": text},
+                    }
+                ],
+            }
+            finish = "tool_calls"
+        prompt_tokens = len(_prompt_text(body)) // 4 + 1
+        completion_tokens = len(text) // 4 + 1
+        return {
+            "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", self.model),
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body.get("input", [])
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        data = []
+        for i, text in enumerate(inputs):
+            vector = hashed_embedding(str(text), self.dimension)
+            if body.get("encoding_format") == "base64":
+                packed = struct.pack(f"<{len(vector)}f", *vector)
+                embedding: Any = base64.b64encode(packed).decode("ascii")
+            else:
+                embedding = vector
+            data.append({"object": "embedding", "index": i, "embedding": embedding})
+        tokens = sum(len(str(t)) // 4 + 1 for t in inputs)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", self.model),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.0: one request per connection, so after stop() no pooled connection lingers.
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            pass  # keep test output clean
+
+        def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, {"error": {"message": "body is not JSON"}})
+                return
+            path = self.path.split("?", 1)[0]
+            fake._record(path, body, self.headers.get("Authorization", ""))
+            if path not in ("/v1/chat/completions", "/v1/embeddings"):
+                self._send(404, {"error": {"message": f"no route {path}"}})
+                return
+            fault = fake._next_fault()
+            if fake.latency_s and fake._stopping.wait(fake.latency_s):
+                return
+            if fault == "429":
+                self._send(
+                    429,
+                    {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
+                    {"Retry-After": fake.retry_after},
+                )
+            elif fault in ("400", "401"):
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                self._send(int(fault), {"error": {"message": f"Request rejected for key {token}"}})
+            elif fault in ("500", "503"):
+                self._send(int(fault), {"error": {"message": "The server had an error"}})
+            elif fault == "timeout":
+                fake._stopping.wait(fake.timeout_sleep_s)  # the client gives up first
+            elif path == "/v1/embeddings":
+                self._send(200, fake._embeddings(body))
+            else:
+                self._send(200, fake._chat(body, fault))
+
+        def _send(
+            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client already gave up (a timeout test)
+
+    return Handler

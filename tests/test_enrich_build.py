@@ -1,0 +1,160 @@
+"""Both build modes offline, on real Milvus Lite and SQLite: questions, entities, exact removal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ZH = """# 注入防护规范
+
+## 1 SQL注入
+
+SQL注入属于注入攻击。应用程序必须使用参数化查询访问数据库。
+禁止通过拼接用户输入构造 SQL 语句。参数化查询可以防止SQL注入。
+
+## 2 跨站脚本
+
+跨站脚本攻击是一种注入攻击。输出到页面的数据应当进行输出编码。
+"""
+
+EN = """# Injection Prevention Notes
+
+## SQL injection
+
+SQL injection is a type of injection attack. Applications must use parameterized queries.
+Parameterized queries prevent SQL injection. Never concatenate user input into SQL strings.
+
+## Logging
+
+Security events must be logged with a timestamp and the user id.
+"""
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "zh.md").write_text(ZH, encoding="utf-8")
+    (folder / "en.md").write_text(EN, encoding="utf-8")
+    return folder
+
+
+def _count(service, sql: str, *params) -> int:
+    return service.catalog.db.execute(sql, params).fetchone()[0]
+
+
+def _vectors(service, name: str, kind: str) -> int:
+    kb = service.kb(name)
+    return service.vectors.count(kb.dimension, kb=kb.id, kind=kind)
+
+
+def test_index_mode_builds_a_question_index_that_search_resolves_to_chunks(service, docs):
+    service.create_kb("idx", mode="index")
+    report = service.add("idx", [docs])
+    assert report.ok and report.questions > 0
+    questions = _count(service, "SELECT COUNT(*) FROM questions")
+    assert questions == report.questions == _vectors(service, "idx", "question")
+    assert _count(service, "SELECT COUNT(*) FROM entities") == 0
+    # Every question points at lines inside its own chunk.
+    bad = _count(
+        service,
+        "SELECT COUNT(*) FROM questions q JOIN chunks c ON c.id = q.chunk_id"
+        " WHERE q.line_start < c.line_start OR q.line_end > c.line_end"
+        " OR q.line_start > q.line_end",
+    )
+    assert bad == 0
+    text = service.catalog.db.execute("SELECT text FROM questions LIMIT 1").fetchone()[0]
+    hits = service.search(text, ["idx"], top_k=3, strategies=["basic"])
+    assert hits and hits[0].chunk_id in {
+        r[0]
+        for r in service.catalog.db.execute(
+            "SELECT chunk_id FROM questions WHERE text = ?", (text,)
+        )
+    }
+
+
+def test_graph_mode_builds_entities_and_relations_with_mentions(service, docs):
+    service.create_kb("kg", mode="graph")
+    report = service.add("kg", [docs])
+    assert report.ok
+    stats = service.graph_stats("kg")
+    assert stats["entities"] > 3 and stats["relations"] > 0
+    assert stats["entities"] == _vectors(service, "kg", "entity")
+    view = service.neighbourhood("kg", "SQL注入", hops=1)
+    names = {n["name"] for n in view["nodes"]}
+    assert any("参数化查询" in n or "parameterized" in n.lower() for n in names)
+    assert view["edges"] and all(n["chunks"] for n in view["nodes"])
+
+
+def test_sql_injection_in_two_languages_becomes_one_entity(service, docs):
+    service.create_kb("kg", mode="graph")
+    service.add("kg", [docs])
+    view = service.neighbourhood("kg", "sql injection", hops=0)
+    assert len(view["nodes"]) == 1
+    node = view["nodes"][0]
+    spellings = {node["name"].lower(), *(a.lower() for a in node["aliases"])}
+    assert {"sql injection", "sql注入"} <= spellings
+    assert view == service.neighbourhood("kg", "SQL注入", hops=0)
+
+
+def test_removing_a_document_leaves_no_orphan_entity_relation_question_or_vector(service, docs):
+    service.create_kb("kg", mode="graph")
+    service.add("kg", [docs])
+    before = service.graph_stats("kg")["entities"]
+    service.remove("kg", "zh.md")
+
+    assert (
+        _count(
+            service,
+            "SELECT COUNT(*) FROM questions q LEFT JOIN chunks c"
+            " ON c.id = q.chunk_id WHERE c.id IS NULL",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            service,
+            "SELECT COUNT(*) FROM entities e WHERE NOT EXISTS"
+            " (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            service,
+            "SELECT COUNT(*) FROM relations r WHERE NOT EXISTS"
+            " (SELECT 1 FROM relation_mentions m WHERE m.relation_id = r.id)",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            service,
+            "SELECT COUNT(*) FROM entity_mentions m LEFT JOIN chunks c"
+            " ON c.id = m.chunk_id WHERE c.id IS NULL",
+        )
+        == 0
+    )
+    stats = service.graph_stats("kg")
+    assert 0 < stats["entities"] < before
+    assert _vectors(service, "kg", "entity") == stats["entities"]
+    assert _vectors(service, "kg", "question") == _count(service, "SELECT COUNT(*) FROM questions")
+    assert _vectors(service, "kg", "chunk") == _count(service, "SELECT COUNT(*) FROM chunks")
+
+    # The surviving entity keeps only what the remaining document says about it.
+    node = service.neighbourhood("kg", "SQL injection", hops=0)["nodes"][0]
+    assert "注入" not in node["description"]
+    assert all(alias != "SQL注入" for alias in node["aliases"])
+
+    service.remove("kg", "en.md")
+    assert service.graph_stats("kg") == {"entities": 0, "relations": 0, "types": {}}
+    assert _vectors(service, "kg", "entity") == _vectors(service, "kg", "question") == 0
+
+
+def test_rebuilding_an_unchanged_graph_changes_nothing(service, docs):
+    service.create_kb("kg", mode="graph")
+    service.add("kg", [docs])
+    stats = service.graph_stats("kg")
+    again = service.add("kg", [docs])
+    assert again.added == [] and service.graph_stats("kg") == stats

@@ -1,0 +1,119 @@
+"""Both build modes through a real ChatOpenAI talking HTTP to the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.service import KnowledgeService
+from tests.fake_openai import FakeOpenAI
+
+FAST = {"timeout_s": 1.0, "max_attempts": 3, "backoff_s": 0.01}
+
+
+def _corpus(folder: Path, n: int) -> Path:
+    path = folder / "corpus.jsonl"
+    lines = []
+    for i in range(n):
+        text = (
+            f"Rule {i}: Applications must validate Input {i}.\n"
+            f"Output Encoding prevents Cross Site Scripting in module {i}."
+        )
+        lines.append(json.dumps({"id": f"r{i}", "title": f"Rule {i}", "text": text}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI() as server:
+        yield server
+
+
+def _service(tmp_path: Path, fake: FakeOpenAI, embedder, **overrides) -> KnowledgeService:
+    options = {
+        "openai_base_url": fake.url,
+        "openai_api_key": "sk-test-secret",
+        "llm_concurrency": 4,
+        "embed_batch": 32,
+        **overrides,
+    }
+    return KnowledgeService(
+        Settings(home=tmp_path / "home", **options), embedder=embedder, llm_options=FAST
+    )
+
+
+@pytest.mark.parametrize("mode", ["index", "graph"])
+def test_each_mode_costs_one_call_per_chunk_and_a_rebuild_costs_none(
+    tmp_path, fake, embedder, mode
+):
+    corpus = _corpus(tmp_path, 6)
+    with _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode=mode)
+        report = svc.add("kb", [corpus])
+        assert report.ok and report.chunks == 6 and report.questions > 0
+        assert fake.chat_count == 6
+        stats = svc.graph_stats("kb")
+        assert (stats["entities"] > 0) == (mode == "graph")
+        hits = svc.search("Output Encoding Cross Site Scripting module 3", ["kb"], top_k=3)
+        assert hits[0].document == "r3"
+
+        fake.reset()
+        svc.delete_kb("kb")
+        svc.create_kb("kb", mode=mode)
+        again = svc.add("kb", [corpus])
+        assert again.ok and again.chunks == 6 and fake.chat_count == 0  # all from the cache
+
+
+def test_a_malformed_reply_is_repaired_once_then_the_chunk_is_degraded(tmp_path, fake, embedder):
+    corpus = _corpus(tmp_path, 1)
+    with _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        fake.fail("malformed")  # the repair attempt succeeds
+        assert svc.add("kb", [corpus]).degraded == 0
+        assert fake.chat_count == 2
+
+        other = tmp_path / "other.md"
+        other.write_text("# Passwords\n\nPasswords must be hashed with Argon2id.\n", "utf-8")
+        fake.reset()
+        fake.fail("malformed", "invalid")  # the repair fails too
+        report = svc.add("kb", [other])
+        assert report.ok and report.degraded == 1 and fake.chat_count == 2
+        degraded = svc.catalog.db.execute("SELECT COUNT(*) FROM degraded_chunks").fetchone()[0]
+        assert degraded == 1
+        assert svc.search("Argon2id", ["kb"], top_k=1)[0].document == "other.md"
+
+
+def test_429_and_timeouts_are_retried(tmp_path, fake, embedder):
+    corpus = _corpus(tmp_path, 2)
+    fake.timeout_sleep_s = 2.0
+    with _service(tmp_path, fake, embedder, llm_concurrency=1) as svc:
+        svc.create_kb("kb")
+        fake.fail("429", "timeout")
+        report = svc.add("kb", [corpus])
+        assert report.ok and report.degraded == 0
+        assert svc.llm.stats.retries >= 2
+
+
+def test_a_server_that_is_down_stops_the_build_which_resumes_later(tmp_path, fake, embedder):
+    corpus = _corpus(tmp_path, 40)
+    with _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        part = tmp_path / "part.jsonl"
+        part.write_text("".join(corpus.read_text("utf-8").splitlines(True)[:32]), "utf-8")
+        assert svc.add("kb", [part]).ok
+        done_calls = fake.chat_count
+        fake.stop()
+        report = svc.add("kb", [corpus])
+        assert not report.ok and "run the same command again" in report.stopped
+        assert "sk-test-secret" not in report.stopped
+        fake.start()
+        fake.reset()
+        resumed = svc.add("kb", [corpus])
+        assert resumed.ok and len(resumed.skipped) == 32 and len(resumed.added) == 8
+        assert fake.chat_count == 8 and done_calls == 32
+        docs = svc.documents("kb")
+        assert len(docs) == 40 and {d.status for d in docs} == {"indexed"}
