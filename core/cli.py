@@ -156,23 +156,25 @@ class _Progress:
         self.stream = stream
         self.tty = stream.isatty()
         self.last = 0.0
+        self.stage = ""
 
     def __call__(self, event: ProgressEvent) -> None:
         now = time.monotonic()
         final = event.stage == "done"
-        if not self.tty and not final and now - self.last < 2.0:
+        new_stage = event.stage != self.stage
+        if not self.tty and not final and not new_stage and now - self.last < 2.0:
             return
-        self.last = now
+        self.last, self.stage = now, event.stage
         total = max(event.total, 1)
         width = 24
         filled = int(width * min(event.done, total) / total)
         eta = f" ETA {event.eta_s:.0f}s" if event.eta_s else ""
         line = (
             f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} documents,"
-            f" {event.chunks} chunks{eta} {event.message[:40]}"
+            f" {event.chunks} chunks{eta} · {event.stage}: {event.message[:50]}"
         )
         if self.tty:
-            self.stream.write("\r" + line.ljust(110)[:110] + ("\n" if final else ""))
+            self.stream.write("\r" + line.ljust(130)[:130] + ("\n" if final else ""))
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
@@ -180,6 +182,15 @@ class _Progress:
 
 def _add(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
+        estimate = svc.estimate(args.name, args.paths)
+        if estimate is not None:
+            print(
+                f"LLM estimate: {estimate['calls']} calls ({estimate['cached']} cached) for "
+                f"{estimate['chunks']} chunks, ~{estimate['prompt_tokens']:,} prompt + "
+                f"~{estimate['completion_tokens']:,} completion tokens on {estimate['model']}, "
+                f"{estimate['concurrency']} at a time.",
+                file=sys.stderr,
+            )
         report = svc.add(args.name, args.paths, on_event=_Progress())
     for failure in report.failed:
         print(f"failed: {failure.error}", file=sys.stderr)

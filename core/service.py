@@ -99,6 +99,10 @@ class KnowledgeService:
         self._check_embedder(kb)
         return self.pipeline.add(kb, [Path(p) for p in paths], on_event, cancel)
 
+    def estimate(self, name: str, paths: Sequence[Path]) -> dict[str, Any] | None:
+        """The LLM cost of adding these paths (None offline): calls, cached, tokens, model."""
+        return self.pipeline.estimate(self.catalog.get_kb(name), [Path(p) for p in paths])
+
     def documents(self, name: str) -> list[StoredDocument]:
         return self.catalog.list_documents(self.catalog.get_kb(name).id)
 

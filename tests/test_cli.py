@@ -210,3 +210,27 @@ def test_broken_pdfs_each_get_a_clear_error(home):
     assert "text layer" in errors["issue-203-decimalize.pdf"]
     assert "Traceback" not in result.stderr
     assert all(e.count(". ") <= 1 for e in errors.values())  # one sentence each
+
+
+def test_graph_command_shows_statistics_and_a_neighbourhood(home, tmp_path):
+    doc = tmp_path / "inj.md"
+    doc.write_text(
+        "# 注入\n\nSQL注入属于注入攻击。参数化查询可以防止SQL注入。\n"
+        "Parameterized queries prevent SQL injection.\n",
+        encoding="utf-8",
+    )
+    zx(home, "kb", "create", "g", "--mode", "graph")
+    zx(home, "add", "g", str(doc))
+    stats = json.loads(zx(home, "graph", "g", "--json").stdout)
+    assert set(stats) == {"entities", "relations", "types"}
+    assert stats["entities"] >= 3 and stats["relations"] >= 1
+    view = json.loads(zx(home, "graph", "g", "--entity", "SQL注入", "--hops", "1", "--json").stdout)
+    assert set(view) == {"nodes", "edges"}
+    assert set(view["nodes"][0]) == {"id", "name", "type", "description", "aliases", "chunks"}
+    assert set(view["edges"][0]) == {"source", "target", "type", "weight"}
+    ids = {n["id"] for n in view["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in view["edges"])
+    text = zx(home, "graph", "g", "--entity", "sql injection").stdout
+    assert "SQL" in text and "->" in text
+    missing = zx(home, "graph", "g", "--entity", "nothing-like-this", check=False)
+    assert missing.returncode == 1 and "no entity named" in missing.stderr

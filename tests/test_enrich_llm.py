@@ -53,9 +53,13 @@ def test_each_mode_costs_one_call_per_chunk_and_a_rebuild_costs_none(
     corpus = _corpus(tmp_path, 6)
     with _service(tmp_path, fake, embedder) as svc:
         svc.create_kb("kb", mode=mode)
+        estimate = svc.estimate("kb", [corpus])
+        assert estimate["calls"] == estimate["chunks"] == 6 and estimate["cached"] == 0
+        assert estimate["prompt_tokens"] > 0 and fake.chat_count == 0  # estimating is free
         report = svc.add("kb", [corpus])
         assert report.ok and report.chunks == 6 and report.questions > 0
         assert fake.chat_count == 6
+        assert svc.estimate("kb", [corpus])["calls"] == 0  # nothing left to build
         stats = svc.graph_stats("kb")
         assert (stats["entities"] > 0) == (mode == "graph")
         hits = svc.search("Output Encoding Cross Site Scripting module 3", ["kb"], top_k=3)
@@ -117,3 +121,29 @@ def test_a_server_that_is_down_stops_the_build_which_resumes_later(tmp_path, fak
         assert fake.chat_count == 8 and done_calls == 32
         docs = svc.documents("kb")
         assert len(docs) == 40 and {d.status for d in docs} == {"indexed"}
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_an_llm_confirms_or_refuses_a_cross_language_merge(tmp_path, embedder, same):
+    from tests.fake_openai import _prompt_text, _schema_of
+
+    def responder(body):
+        schema_name, _ = _schema_of(body)
+        if schema_name == "SameEntity":
+            return {"same": same, "canonical": ""}
+        name = "SQL注入" if "SQL注入" in _prompt_text(body) else "SQL injection"
+        return {
+            "questions": [{"question": f"What is {name}?", "line_start": 1, "line_end": 1}],
+            "entities": [{"name": name, "type": "vulnerability", "description": name}],
+            "relations": [],
+        }
+
+    zh, en = tmp_path / "zh.md", tmp_path / "en.md"
+    zh.write_text("SQL注入是一种攻击。\n", encoding="utf-8")
+    en.write_text("SQL injection is an attack.\n", encoding="utf-8")
+    with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        assert svc.add("kb", [en]).ok and svc.add("kb", [zh]).ok
+        confirmations = [b for b in fake.bodies() if "SameEntity" in json.dumps(b)]
+        assert len(confirmations) == 1
+        assert svc.graph_stats("kb")["entities"] == (1 if same else 2)

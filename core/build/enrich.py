@@ -204,6 +204,7 @@ class Enricher:
                     )
                 )
         self.graph.refresh(result.entities, relations)
+        self.summarize_long(list(result.entities))
 
     def _resolve_all(self, wanted: dict[tuple[str, str], str]) -> dict[tuple[str, str], int]:
         """Map (normalized name, type) to entity ids: known names and aliases first, then
@@ -231,6 +232,8 @@ class Enricher:
                     candidates.append(self._fresh[int(j)])
             candidates.extend(self._fresh[earlier:])
             alias_of = self._closest(vector, type_, candidates)
+            if alias_of is not None and not self._confirm(name, type_, alias_of):
+                alias_of = None
             if alias_of is not None:
                 self.graph.add_alias(self.kb.id, key, type_, alias_of)
                 ids[(key, type_)] = alias_of
@@ -241,6 +244,47 @@ class Enricher:
             self._fresh.append((entity_id, type_, vector))
             ids[(key, type_)] = entity_id
         return ids
+
+    def _confirm(self, name: str, type_: str, entity_id: int) -> bool:
+        """With an LLM, confirm a similarity merge (one fast call); offline, trust similarity."""
+        if self.llm is None:
+            return True
+        from core.llm import ROLES
+
+        other = next(iter(self.graph.entities([entity_id])), None)
+        if other is None:
+            return False
+        variables = {
+            "name_a": name,
+            "type_a": type_,
+            "description_a": "",
+            "name_b": other.name,
+            "type_b": other.type,
+            "description_b": other.description or "(none)",
+        }
+        try:
+            verdict = self.llm.call(ROLES["same_entity"], variables)  # type: ignore[attr-defined]
+        except LLMOutputError:
+            return True  # an unreadable verdict leaves the similarity decision standing
+        return bool(verdict.same)
+
+    def summarize_long(self, entity_ids: Sequence[int]) -> None:
+        """With an LLM, summarize entity descriptions that grew past the limit."""
+        if self.llm is None:
+            return
+        from core.llm import ROLES
+
+        long = self.graph.long_descriptions(entity_ids)
+        if not long:
+            return
+        variables = [
+            {"name": name, "type": type_, "descriptions": "\n".join(parts)}
+            for name, type_, parts in long.values()
+        ]
+        answers = self.llm.call_many(ROLES["summarize_description"], variables)  # type: ignore[attr-defined]
+        for entity_id, answer in zip(long, answers, strict=True):
+            if not isinstance(answer, LLMError) and answer.description.strip():
+                self.graph.set_description(entity_id, answer.description.strip())
 
     def _stored_candidates(self, vectors: np.ndarray) -> list[list[tuple[int, str, np.ndarray]]]:
         """Entities of earlier builds near each name: one Milvus search, one embedding call."""

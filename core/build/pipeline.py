@@ -77,6 +77,45 @@ class BuildPipeline:
         run = _Run(self, kb, on_event or (lambda _e: None), cancel or threading.Event())
         return run.execute(paths)
 
+    def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> dict[str, Any] | None:
+        """Estimate the LLM calls and tokens an `add` would cost, before it runs.
+
+        A dry pass: parse and chunk what would be (re)built, then price one extraction call
+        per chunk; unchanged documents and cached prompts cost nothing. None when offline.
+        """
+        if self.llm is None:
+            return None
+        from core.llm import ROLES, chunk_knowledge_variables
+
+        files, _ = collect_files(paths)
+        states = self.catalog.document_states(kb.id)
+        variables = []
+        for unit in iter_units(files, workers=self.settings.workers):
+            if isinstance(unit, ItemFailure):
+                continue
+            previous = states.get(unit.source)
+            if previous and previous[1:] == (unit.sha256, "indexed"):
+                continue
+            try:
+                doc = unit.load()
+            except ParseError:
+                continue
+            for chunk in chunk_document(
+                doc,
+                max_units=self.settings.chunk_units,
+                overlap_units=self.settings.chunk_overlap_units,
+            ):
+                variables.append(
+                    chunk_knowledge_variables(
+                        chunk.text,
+                        mode=kb.mode,
+                        title=doc.title,
+                        heading=" > ".join(chunk.heading_path),
+                    )
+                )
+        estimate = self.llm.estimate(ROLES["chunk_knowledge"], variables)  # type: ignore[attr-defined]
+        return {**estimate, "chunks": len(variables), "concurrency": self.settings.llm_concurrency}
+
 
 class _Run:
     """One `add`: its counters, its batch buffer and its background flusher."""
@@ -250,6 +289,13 @@ class _Run:
 
     def _prepare(self, batch: list[tuple[int, int, str, EnrichItem]]) -> list[VectorRecord]:
         """Enrich a batch (questions, entities), then embed chunks, questions and entities."""
+        how = (
+            f"LLM, concurrency {self.p.settings.llm_concurrency}"
+            if self.p.llm is not None
+            else "built-in heuristics"
+        )
+        stage = "entity graph" if self.kb.mode == "graph" else "question index"
+        self._event(stage, f"{len(batch)} chunks ({how})", force=True)
         enriched = self.enricher.enrich([item for _, _, _, item in batch])
         rows = [(doc_id, "chunk", chunk_id, text) for doc_id, chunk_id, text, _ in batch]
         rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
@@ -258,6 +304,7 @@ class _Run:
         self.report.degraded += len(enriched.degraded)
         self.p.graph.mark_degraded(enriched.degraded)
         self.report.extract_seconds += enriched.extract_seconds
+        self._event("indexing", f"embedding {len(rows)} texts", force=True)
         vectors = self.p.embedder.embed([text for *_, text in rows])
         return [
             VectorRecord(kb=self.kb.id, doc=doc, kind=kind, ref_id=ref, text=text, vector=vector)

@@ -265,6 +265,35 @@ class GraphStore:
                     ),
                 )
 
+    def long_descriptions(self, entity_ids: Iterable[int]) -> dict[int, tuple[str, str, list[str]]]:
+        """Entities whose distinct mention descriptions together exceed the limit:
+        id -> (name, type, descriptions), for an LLM summary."""
+        out = {}
+        for entity_id in set(entity_ids):
+            parts = list(
+                dict.fromkeys(
+                    r["description"]
+                    for r in self.catalog._rows(
+                        "SELECT description FROM entity_mentions WHERE entity_id = ? AND"
+                        " description != '' ORDER BY chunk_id",
+                        (entity_id,),
+                    )
+                )
+            )
+            if sum(len(p) for p in parts) > MAX_DESCRIPTION:
+                row = self.catalog._rows(
+                    "SELECT name, type FROM entities WHERE id = ?", (entity_id,)
+                )
+                if row:
+                    out[entity_id] = (row[0]["name"], row[0]["type"], parts)
+        return out
+
+    def set_description(self, entity_id: int, description: str) -> None:
+        with self.catalog.transaction():
+            self.db.execute(
+                "UPDATE entities SET description = ? WHERE id = ?", (description, entity_id)
+            )
+
     def entity_text(self, entity_ids: Sequence[int]) -> dict[int, str]:
         """The text embedded for an entity (kind `entity`): name, type, aliases, description."""
         if not entity_ids:
