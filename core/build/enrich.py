@@ -8,6 +8,7 @@ schema. The results are written to the catalog here, and the texts that need vec
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,8 +27,15 @@ __all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
 
 # Cosine of two entity *names* under the built-in model above which two entities of the same
 # type are one: "SQL injection"/"SQL注入" score 0.79 and "跨站脚本"/"Cross-site scripting" 0.77,
-# while "SQL注入"/"命令注入" score 0.49 and "CSRF"/"XSS" 0.44.
+# while "SQL注入"/"命令注入" score 0.49 and "CSRF"/"XSS" 0.44. Names in one script need more:
+# short words of one language sit close without being the same ("参数化"/"参数").
 ALIAS_SIMILARITY = 0.76
+SAME_SCRIPT_SIMILARITY = 0.9
+# Identifiers are never merged by similarity: "V3.5.1" and "V5.3.5", "TLS 1.2" and "TLS 1.3"
+# embed alike but are different things.
+_NO_SIMILARITY_TYPES = {"clause", "weakness", "standard"}
+_DIGIT = re.compile(r"\d")
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class Enricher:
         self._fresh: list[tuple[int, str, np.ndarray]] = []
         self._names: dict[int, np.ndarray] = {}  # name vectors of entities from earlier builds
         self._ends: dict[str, int] = {}  # relation ends found among earlier entities
+        self._display: dict[int, str] = {}  # entity id -> its name, for the similarity rules
 
     def enrich(self, items: Sequence[EnrichItem]) -> EnrichResult:
         """Extract, store and return what needs embedding. An unreachable LLM raises LLMError."""
@@ -231,7 +240,7 @@ class Enricher:
                 for j in np.flatnonzero(scores[n] >= ALIAS_SIMILARITY):
                     candidates.append(self._fresh[int(j)])
             candidates.extend(self._fresh[earlier:])
-            alias_of = self._closest(vector, type_, candidates)
+            alias_of = self._closest(name, vector, type_, candidates)
             if alias_of is not None and not self._confirm(name, type_, alias_of):
                 alias_of = None
             if alias_of is not None:
@@ -242,6 +251,7 @@ class Enricher:
                 self.kb.id, key=key, type_=type_, name=name, attributes={}
             )
             self._fresh.append((entity_id, type_, vector))
+            self._display[entity_id] = name
             ids[(key, type_)] = entity_id
         return ids
 
@@ -309,15 +319,33 @@ class Enricher:
         ]
 
     def _closest(
-        self, vector: np.ndarray, type_: str, candidates: list[tuple[int, str, np.ndarray]]
+        self,
+        name: str,
+        vector: np.ndarray,
+        type_: str,
+        candidates: list[tuple[int, str, np.ndarray]],
     ) -> int | None:
-        best, best_score = None, ALIAS_SIMILARITY
+        if type_ in _NO_SIMILARITY_TYPES or _DIGIT.search(name):
+            return None
+        best, best_score = None, 0.0
         for entity_id, other_type, other in candidates:
-            if other_type == type_:
-                score = float(vector @ other)
-                if score >= best_score:
-                    best, best_score = entity_id, score
+            if other_type != type_:
+                continue
+            other_name = self._name_of(entity_id)
+            if _DIGIT.search(other_name):
+                continue
+            same_script = bool(_CJK.search(name)) == bool(_CJK.search(other_name))
+            needed = SAME_SCRIPT_SIMILARITY if same_script else ALIAS_SIMILARITY
+            score = float(vector @ other)
+            if score >= needed and score > best_score:
+                best, best_score = entity_id, score
         return best
+
+    def _name_of(self, entity_id: int) -> str:
+        if entity_id not in self._display:
+            found = self.graph.entities([entity_id])
+            self._display[entity_id] = found[0].name if found else ""
+        return self._display[entity_id]
 
 
 def _type(value: str) -> str:

@@ -401,6 +401,8 @@ class GraphStore:
         chunks: dict[int, list[int]] = {}
         for m in mentions:
             chunks.setdefault(m["entity_id"], []).append(m["chunk_id"])
+        order = {entity_id: i for i, entity_id in enumerate(entity_ids)}
+        rows.sort(key=lambda r: order[r["id"]])  # in the order asked for: seeds first
         return [
             StoredEntity(
                 id=r["id"],
@@ -457,7 +459,13 @@ def merge_descriptions(parts: Iterable[str]) -> str:
     """
     out: list[str] = []
     size = 0
-    for part in dict.fromkeys(p.strip() for p in parts if p and p.strip()):
+    seen: set[str] = set()
+    for part in (p.strip() for p in parts if p and p.strip()):
+        # The same sentence from a PDF and its Markdown twin differs only in spacing.
+        key = "".join(part.split())
+        if key in seen:
+            continue
+        seen.add(key)
         if size + len(part) > MAX_DESCRIPTION and out:
             break
         out.append(part)
