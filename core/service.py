@@ -48,7 +48,9 @@ class KnowledgeService:
         self.pipeline = BuildPipeline(
             self.catalog, self.vectors, self.embedder, settings, graph=self.graph, llm=self.llm
         )
-        self.engine = SearchEngine(self.catalog, self.vectors, self.embedder, self.graph)
+        self.engine = SearchEngine(
+            self.catalog, self.vectors, self.embedder, self.graph, llm=self.llm
+        )
 
     def close(self) -> None:
         self.vectors.close()

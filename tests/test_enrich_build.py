@@ -158,3 +158,22 @@ def test_rebuilding_an_unchanged_graph_changes_nothing(service, docs):
     stats = service.graph_stats("kg")
     again = service.add("kg", [docs])
     assert again.added == [] and service.graph_stats("kg") == stats
+
+
+def test_a_symmetric_relation_is_stored_once_whichever_way_it_was_said(service, docs):
+    service.create_kb("kb", mode="index")
+    service.add("kb", [docs])
+    kb = service.kb("kb")
+    chunk_a, chunk_b = (
+        r[0] for r in service.catalog.db.execute("SELECT id FROM chunks ORDER BY id LIMIT 2")
+    )
+    graph = service.graph
+    a = graph.create_entity(kb.id, key="alpha", type_="concept", name="Alpha", attributes={})
+    b = graph.create_entity(kb.id, key="beta", type_="concept", name="Beta", attributes={})
+    first = graph.relate(kb.id, a, b, "related_to", chunk_a, "")
+    second = graph.relate(kb.id, b, a, "related_to", chunk_b, "")
+    directed = graph.relate(kb.id, b, a, "prevents", chunk_b, "")
+    graph.refresh([a, b], [first, directed])
+    assert first == second != directed
+    _, edges = graph.neighbourhood(kb.id, [a], hops=1)
+    assert sorted((e.type, e.weight) for e in edges) == [("prevents", 1.0), ("related_to", 2.0)]

@@ -15,6 +15,7 @@ from core.llm.cache import LLMCache, cache_key
 from core.llm.prompts import (
     ROLES,
     EntityDescription,
+    GroundedAnswer,
     Role,
     SameEntity,
     chunk_knowledge_variables,
@@ -35,6 +36,7 @@ __all__ = [
     "EntityDescription",
     "ExtractedEntity",
     "ExtractedRelation",
+    "GroundedAnswer",
     "IndexQuestion",
     "LLMCache",
     "LLMClient",

@@ -6,14 +6,15 @@ only see integer knowledge-base ids; names were resolved in the catalog before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from itertools import groupby
 
 from core.embed import Embedder
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
 from core.search.fusion import reciprocal_rank_fusion
+from core.search.rewrite import rewrite_queries
+from core.search.strategies import StrategyRunner
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
 from core.store.vectors import VectorHit
@@ -27,9 +28,8 @@ __all__ = [
 ]
 
 STRATEGIES = ("basic", "hyde", "split", "generalize", "keyword", "graph")
-# hyde, split, generalize and graph need the LLM layer and the entity graph, which come later.
-AVAILABLE_STRATEGIES = ("basic", "keyword")
-DEFAULT_STRATEGIES = AVAILABLE_STRATEGIES
+AVAILABLE_STRATEGIES = STRATEGIES
+DEFAULT_STRATEGIES = STRATEGIES
 
 Ranked = list[list[int]]  # per query, chunk ids best first
 
@@ -42,17 +42,12 @@ def parse_strategies(value: str | Sequence[str] | None) -> tuple[str, ...]:
     names = [n for n in names if n]
     if not names:
         raise ZhixingError(
-            f"No search strategy was given; use one or more of {', '.join(AVAILABLE_STRATEGIES)}."
+            f"No search strategy was given; use one or more of {', '.join(STRATEGIES)}."
         )
     for name in names:
         if name not in STRATEGIES:
             raise ZhixingError(
                 f"Unknown search strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}."
-            )
-        if name not in AVAILABLE_STRATEGIES:
-            raise ZhixingError(
-                f"The {name!r} strategy is not available in this version yet; available now: "
-                f"{', '.join(AVAILABLE_STRATEGIES)}."
             )
     return tuple(dict.fromkeys(names))
 
@@ -64,8 +59,10 @@ class SearchEngine:
         vectors: VectorStore,
         embedder: Embedder,
         graph: GraphStore | None = None,
+        llm: object | None = None,
     ) -> None:
         self.catalog = catalog
+        self.llm = llm
         self.graph = graph or GraphStore(catalog)
         self.vectors = vectors
         self.embedder = embedder
@@ -101,12 +98,7 @@ class SearchEngine:
         if not kbs:
             return [[] for _ in queries]
         depth = max(2 * top_k, 20)
-        runners: dict[str, Callable[[], Ranked]] = {
-            "basic": lambda: self._basic(queries, kbs, depth),
-            "keyword": lambda: self._keyword(queries, kbs, depth),
-        }
-        futures = {name: self._pool.submit(runners[name]) for name in strategies}
-        ranked = {name: future.result() for name, future in futures.items()}
+        ranked = self._run_strategies(list(queries), kbs, depth, strategies)
         fused = [
             reciprocal_rank_fusion({name: ranked[name][i] for name in strategies})[:top_k]
             for i in range(len(queries))
@@ -123,55 +115,60 @@ class SearchEngine:
 
     # --- strategies ------------------------------------------------------------------------
 
-    def _basic(self, queries: Sequence[str], kbs: Sequence[KnowledgeBase], depth: int) -> Ranked:
-        vectors = self.embedder.embed(list(queries))
-        return self._per_dimension(
-            kbs,
-            len(queries),
-            lambda dim, ids: self.vectors.search_dense(
-                dim, vectors, kbs=ids, kinds=("chunk", "question"), limit=depth
-            ),
-        )
-
-    def _keyword(self, queries: Sequence[str], kbs: Sequence[KnowledgeBase], depth: int) -> Ranked:
-        return self._per_dimension(
-            kbs,
-            len(queries),
-            lambda dim, ids: self.vectors.search_bm25(
-                dim, list(queries), kbs=ids, kinds=("chunk", "question"), limit=depth
-            ),
-        )
-
-    def _per_dimension(
+    def _run_strategies(
         self,
+        queries: list[str],
         kbs: Sequence[KnowledgeBase],
-        n_queries: int,
-        run: Callable[[int, list[int]], list[list[VectorHit]]],
-    ) -> Ranked:
-        """Run a search in each collection the knowledge bases live in, merged per query.
+        depth: int,
+        strategies: Sequence[str],
+    ) -> dict[str, Ranked]:
+        """Run the strategies, in parallel where they do not depend on one another."""
+        ids = [kb.id for kb in kbs]
+        dim = kbs[0].dimension  # every knowledge base in scope shares the service's embedder
+        runner = StrategyRunner(
+            catalog=self.catalog,
+            vectors=self.vectors,
+            embedder=self.embedder,
+            graph=self.graph,
+            kbs=kbs,
+            depth=depth,
+            to_chunks=self._to_chunks,
+            dense=lambda v, kinds: self.vectors.search_dense(
+                dim, v, kbs=ids, kinds=kinds, limit=depth
+            ),
+            bm25=lambda texts: self.vectors.search_bm25(
+                dim, list(texts), kbs=ids, kinds=("chunk", "question"), limit=depth
+            ),
+        )
+        wants_rewrites = {"hyde", "split", "generalize", "keyword"} & set(strategies)
+        rewrites_f = self._pool.submit(
+            rewrite_queries, queries, self.llm if wants_rewrites else None
+        )
+        vectors = self.embedder.embed(queries)
+        basic_f = self._pool.submit(runner.basic, vectors)
+        futures = {}
+        if "graph" in strategies:
+            futures["graph"] = self._pool.submit(runner.graph_walk, queries, vectors)
+        rewrites = rewrites_f.result()
+        if "keyword" in strategies:
+            futures["keyword"] = self._pool.submit(runner.keyword, queries, rewrites)
+        if "split" in strategies:
+            futures["split"] = self._pool.submit(runner.split, rewrites)
+        if "generalize" in strategies:
+            futures["generalize"] = self._pool.submit(runner.generalize, queries, rewrites)
+        basic = basic_f.result()
+        if "hyde" in strategies:  # offline it feeds back the top basic hits
+            futures["hyde"] = self._pool.submit(runner.hyde, queries, rewrites, basic)
+        ranked = {name: f.result() for name, f in futures.items()}
+        ranked["basic"] = basic
+        return {name: ranked[name] for name in strategies}
 
-        Knowledge bases built with different embedding dimensions live in different
-        collections; their lists are interleaved by rank so neither dominates.
-        """
-        per_collection: list[list[list[VectorHit]]] = []
-        by_dim = sorted(kbs, key=lambda kb: kb.dimension)
-        for dim, group in groupby(by_dim, key=lambda kb: kb.dimension):
-            per_collection.append(run(dim, [kb.id for kb in group]))
-        lists = [_interleave([result[i] for result in per_collection]) for i in range(n_queries)]
-        # A question-index hit stands for the chunk that answers it.
+    def _to_chunks(self, lists: list[list[VectorHit]]) -> Ranked:
+        """Map vector hits to chunk ids; a question-index hit stands for its chunk."""
         questions = self.graph.question_chunks(
             sorted({h.ref_id for hits in lists for h in hits if h.kind == "question"})
         )
         return [_chunk_ids(hits, questions) for hits in lists]
-
-
-def _interleave(lists: list[list[VectorHit]]) -> list[VectorHit]:
-    if len(lists) == 1:
-        return lists[0]
-    out: list[VectorHit] = []
-    for rank in range(max(len(x) for x in lists)):
-        out.extend(x[rank] for x in lists if rank < len(x))
-    return out
 
 
 def _chunk_ids(hits: list[VectorHit], questions: dict[int, int]) -> list[int]:

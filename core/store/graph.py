@@ -76,6 +76,8 @@ CREATE TABLE IF NOT EXISTS degraded_chunks (
 );
 """
 
+# Relations that read the same both ways, stored once with the smaller entity id first.
+SYMMETRIC = {"related_to"}
 # A merged description longer than this is cut back to its first distinct sentences.
 MAX_DESCRIPTION = 600
 
@@ -212,6 +214,8 @@ class GraphStore:
         self, kb_id: int, source: int, target: int, type_: str, chunk_id: int, description: str
     ) -> int:
         """Record one mention of a relation; the relation's weight is its number of mentions."""
+        if type_ in SYMMETRIC and source > target:
+            source, target = target, source  # one edge for a symmetric relation, not two
         with self.catalog.transaction():
             self.db.execute(
                 "INSERT OR IGNORE INTO relations (kb_id, source_id, target_id, type)"
@@ -385,6 +389,30 @@ class GraphStore:
             (kb_id, key),
         )
         return [r["entity_id"] for r in rows]
+
+    def mentions_of(self, entity_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(entity id, chunk id) for every chunk that mentions one of the entities."""
+        if not entity_ids:
+            return []
+        marks = ",".join("?" * len(entity_ids))
+        rows = self.catalog._rows(
+            f"SELECT DISTINCT entity_id, chunk_id FROM entity_mentions WHERE entity_id IN ({marks})",
+            list(entity_ids),
+        )
+        return [(r["entity_id"], r["chunk_id"]) for r in rows]
+
+    def broader(self, entity_ids: Sequence[int], *, limit: int = 5) -> list[str]:
+        """Names of the broader concepts of entities: targets of their is_a / part_of edges."""
+        if not entity_ids:
+            return []
+        marks = ",".join("?" * len(entity_ids))
+        rows = self.catalog._rows(
+            "SELECT e.name FROM relations r JOIN entities e ON e.id = r.target_id"
+            f" WHERE r.source_id IN ({marks}) AND r.type IN ('is_a', 'part_of')"
+            " ORDER BY r.weight DESC, r.id LIMIT ?",
+            [*entity_ids, limit],
+        )
+        return list(dict.fromkeys(r["name"] for r in rows))
 
     def entities(self, entity_ids: Sequence[int]) -> list[StoredEntity]:
         if not entity_ids:

@@ -1,0 +1,149 @@
+"""The agentic retrieval graph (DESIGN §6): its wiring, its routers, and `run_agentic`.
+
+    plan -> retrieve -> evaluate -> (refine -> retrieve -> evaluate)* -> merge -> answer
+
+`build_graph()` only wires; the routers are pure functions of the state; the nodes live in
+`core.agentic.nodes` and reach their dependencies through the runtime context (`AgentContext`).
+`run_agentic` streams the run, hands each trace event to the caller as it happens, and folds the
+events into the per-round summary that `ask --json` prints (DESIGN §9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from core.agentic import nodes
+from core.agentic.configuration import AgentContext, AnswerLike
+from core.agentic.state import AgentState
+from core.models import Hit
+
+__all__ = [
+    "AgenticResult",
+    "build_graph",
+    "route_after_evaluate",
+    "route_after_refine",
+    "rounds_from_events",
+    "run_agentic",
+]
+
+
+def route_after_evaluate(state: AgentState) -> Literal["merge", "refine"]:
+    """Answer when the evidence suffices or the round budget is spent; else refine."""
+    if state.get("sufficient") or state.get("round", 1) >= state.get("max_rounds", 1):
+        return "merge"
+    return "refine"
+
+
+def route_after_refine(state: AgentState) -> Literal["retrieve", "merge"]:
+    """Search again when refine found a new query; with none left, answer from what there is."""
+    return "retrieve" if state.get("queries") else "merge"
+
+
+def build_graph() -> CompiledStateGraph:
+    """Wire the nodes and routers into the compiled agentic graph."""
+    graph = StateGraph(AgentState, context_schema=AgentContext)
+    graph.add_node("plan", nodes.plan)
+    graph.add_node("retrieve", nodes.retrieve)
+    graph.add_node("evaluate", nodes.evaluate)
+    graph.add_node("refine", nodes.refine)
+    graph.add_node("merge", nodes.merge)
+    graph.add_node("answer", nodes.answer)
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", "retrieve")
+    graph.add_edge("retrieve", "evaluate")
+    graph.add_conditional_edges("evaluate", route_after_evaluate, ["merge", "refine"])
+    graph.add_conditional_edges("refine", route_after_refine, ["retrieve", "merge"])
+    graph.add_edge("merge", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile(name="agentic_retrieval")
+
+
+@dataclass
+class AgenticResult:
+    """The outcome of one agentic run: the answer, the rounds, the merged evidence, the aspects."""
+
+    answer: AnswerLike
+    rounds: list[dict[str, Any]]
+    evidence: list[Hit]
+    aspects: list[str]
+    events: list[dict[str, Any]] = field(default_factory=list)  # the full trace, for the run log
+
+    def to_json(self) -> dict[str, Any]:
+        """The `ask --json` shape: answer, found, citations and rounds (DESIGN §9)."""
+        answer = self.answer.to_json()
+        return {
+            "answer": answer["answer"],
+            "found": answer["found"],
+            "citations": answer["citations"],
+            "rounds": self.rounds,
+        }
+
+
+def rounds_from_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fold the retrieve and evaluate events into one summary per round, in round order."""
+    rounds: dict[int, dict[str, Any]] = {}
+    for event in events:
+        if event.get("node") not in ("retrieve", "evaluate"):
+            continue
+        n = event["round"]
+        summary = rounds.setdefault(
+            n,
+            {
+                "round": n,
+                "queries": [],
+                "hits_by_strategy": {},
+                "new_evidence": 0,
+                "sufficient": False,
+                "missing": [],
+            },
+        )
+        if event["node"] == "retrieve":
+            summary["queries"] = list(event["queries"])
+            summary["hits_by_strategy"] = dict(event["hits_by_strategy"])
+            summary["new_evidence"] = event["new_evidence"]
+        else:
+            summary["sufficient"] = event["sufficient"]
+            summary["missing"] = list(event["missing"])
+    return [rounds[n] for n in sorted(rounds)]
+
+
+_GRAPH: CompiledStateGraph | None = None
+
+
+def _graph() -> CompiledStateGraph:
+    global _GRAPH
+    if _GRAPH is None:  # compiling is pure wiring, so one compiled graph serves every run
+        _GRAPH = build_graph()
+    return _GRAPH
+
+
+def run_agentic(
+    question: str,
+    context: AgentContext,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+) -> AgenticResult:
+    """Answer a question in up to `context.max_rounds` search rounds, reporting each step live."""
+    events: list[dict[str, Any]] = []
+    final: dict[str, Any] = {}
+    stream = _graph().stream(
+        {"question": question}, context=context, stream_mode=["custom", "values"]
+    )
+    for mode, chunk in stream:
+        if mode == "custom":
+            events.append(chunk)
+            if on_event is not None:
+                on_event(chunk)
+        else:
+            final = chunk
+    return AgenticResult(
+        answer=final["answer"],
+        rounds=rounds_from_events(events),
+        evidence=list(final.get("merged", [])),
+        aspects=list(final.get("aspects", [])),
+        events=events,
+    )

@@ -1,0 +1,66 @@
+"""The agentic loop's state: a typed dict whose accumulating fields carry reducers.
+
+`asked` (every query ever sent) appends; `evidence` merges by chunk id and keeps the best rank,
+so evidence is de-duplicated across rounds by the reducer rather than by each node.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+from core.models import Hit
+
+__all__ = ["AgentState", "Evidence", "Query", "keep_best_evidence"]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One search query and the aspect it is aimed at ("" for the question as a whole)."""
+
+    text: str
+    aspect: str = ""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A hit kept as evidence, with the round, query and aspect that found it at its best rank."""
+
+    hit: Hit
+    aspect: str
+    query: str
+    round: int
+    rank: int  # 1-based position in the fused list of the query that found it
+
+
+def keep_best_evidence(
+    left: Mapping[int, Evidence], right: Mapping[int, Evidence]
+) -> dict[int, Evidence]:
+    """Merge evidence by chunk id; a later find replaces an earlier one only at a better rank."""
+    merged = dict(left)
+    for chunk_id, found in right.items():
+        kept = merged.get(chunk_id)
+        if kept is None or found.rank < kept.rank:
+            merged[chunk_id] = found
+    return merged
+
+
+class AgentState(TypedDict, total=False):
+    """What flows between the nodes; each node returns a partial update of it."""
+
+    question: str
+    max_rounds: int  # copied from the context by `plan`, so the routers stay pure
+    aspects: list[str]
+    terms: dict[str, list[str]]  # aspect -> its key terms, for the offline judge and refiner
+    round: int  # the round in progress, 1-based; `refine` opens the next one
+    queries: list[Query]  # the queries of the round in progress
+    asked: Annotated[list[str], operator.add]
+    evidence: Annotated[dict[int, Evidence], keep_best_evidence]
+    sufficient: bool
+    covered: list[str]
+    missing: list[str]
+    gaps: dict[str, list[str]]  # missing aspect -> the key terms the evidence lacks
+    merged: list[Hit]
+    answer: Any  # a `core.search.summary.Answer` (typed loosely: LangGraph resolves the hints)

@@ -1,0 +1,179 @@
+"""The six search strategies (DESIGN §5). Each turns one query into a ranked list of chunk ids.
+
+`basic` and `keyword` search the index as asked; `hyde`, `split` and `generalize` search it with
+rewrites of the question; `graph` links the question to entities and ranks the chunks that
+mention what a K-hop walk reaches. A strategy that has nothing to add for a query (no parts to
+split, no broader concept, no linked entity) returns an empty list: an empty list adds nothing to
+the fusion, while a padded one would only dilute the strategies that did find something.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.embed import Embedder
+from core.enrich import normalize_entity_name
+from core.models import KnowledgeBase
+from core.search.rewrite import QueryRewrites
+from core.search.terms import key_terms
+from core.store import Catalog, VectorStore
+from core.store.graph import GraphStore
+from core.store.vectors import VectorHit
+
+__all__ = ["GRAPH_HOPS", "StrategyRunner"]
+
+GRAPH_HOPS = 2
+# Entity embeddings closer than this to the question link it to the entity.
+_ENTITY_LINK = 0.45
+_HOP_WEIGHT = (1.0, 0.5, 0.25)
+_PRF_DOCS = 3  # offline hyde: pseudo-relevance feedback from the top basic hits
+
+DenseRun = Callable[[np.ndarray, Sequence[str]], list[list[VectorHit]]]
+
+
+@dataclass
+class StrategyRunner:
+    """Run the strategies for a batch of queries over a set of knowledge bases."""
+
+    catalog: Catalog
+    vectors: VectorStore
+    embedder: Embedder
+    graph: GraphStore
+    kbs: Sequence[KnowledgeBase]
+    depth: int
+    to_chunks: Callable[[list[list[VectorHit]]], list[list[int]]]
+    dense: Callable[[np.ndarray, Sequence[str]], list[list[VectorHit]]]
+    bm25: Callable[[Sequence[str]], list[list[VectorHit]]]
+
+    def basic(self, vectors: np.ndarray) -> list[list[int]]:
+        return self.to_chunks(self.dense(vectors, ("chunk", "question")))
+
+    def keyword(self, queries: Sequence[str], rewrites: Sequence[QueryRewrites]) -> list[list[int]]:
+        texts = []
+        for query, rewrite in zip(queries, rewrites, strict=True):
+            words = [query, *rewrite.keywords] if rewrite.keywords else [query]
+            texts.append(" ".join(words))
+        return self.to_chunks(self.bm25(texts))
+
+    def hyde(
+        self, queries: Sequence[str], rewrites: Sequence[QueryRewrites], basic: list[list[int]]
+    ) -> list[list[int]]:
+        """Search with a hypothetical answer; offline, with the query enriched by its top hits."""
+        texts = []
+        for query, rewrite, top in zip(queries, rewrites, basic, strict=True):
+            if rewrite.hypothetical_answer:
+                texts.append(f"{query}\n{rewrite.hypothetical_answer}")
+                continue
+            rows = self.catalog.chunks_by_id(top[:_PRF_DOCS])
+            feedback = " ".join(rows[c]["text"][:300] for c in top[:_PRF_DOCS] if c in rows)
+            texts.append(f"{query}\n{feedback}" if feedback else "")
+        return self._dense_texts(texts)
+
+    def split(self, rewrites: Sequence[QueryRewrites]) -> list[list[int]]:
+        """Search each sub-question; interleave their lists so every part is represented."""
+        parts = [list(r.sub_questions) for r in rewrites]
+        flat = [p for ps in parts for p in ps]
+        if not flat:
+            return [[] for _ in rewrites]
+        lists = self.to_chunks(self.dense(self.embedder.embed(flat), ("chunk", "question")))
+        out, i = [], 0
+        for ps in parts:
+            own = lists[i : i + len(ps)]
+            i += len(ps)
+            out.append(_interleave(own)[: self.depth])
+        return out
+
+    def generalize(
+        self, queries: Sequence[str], rewrites: Sequence[QueryRewrites]
+    ) -> list[list[int]]:
+        """Search one level up: the LLM's generalization, or the linked entities' broader concepts."""
+        texts = []
+        for query, rewrite in zip(queries, rewrites, strict=True):
+            if rewrite.generalization:
+                texts.append(rewrite.generalization)
+                continue
+            seeds = self._linked_by_name(query)
+            parents = self.graph.broader(seeds)
+            texts.append(" ".join(parents) if parents else "")
+        return self._dense_texts(texts)
+
+    def graph_walk(self, queries: Sequence[str], vectors: np.ndarray) -> list[list[int]]:
+        """Link the question to entities, walk K hops, rank the chunks that mention them."""
+        linked = self._linked_by_vector(vectors)
+        out = []
+        for query, by_vector in zip(queries, linked, strict=True):
+            seeds = list(dict.fromkeys([*self._linked_by_name(query), *by_vector]))
+            if not seeds:
+                out.append([])
+                continue
+            levels = self._levels(seeds)
+            scores: dict[int, float] = {}
+            for entity_id, chunk_id in self.graph.mentions_of(list(levels)):
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + _HOP_WEIGHT[levels[entity_id]]
+            ranked = sorted(scores, key=lambda c: (-scores[c], c))
+            out.append(ranked[: self.depth])
+        return out
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _dense_texts(self, texts: list[str]) -> list[list[int]]:
+        """Dense search for the non-empty texts; an empty text gives an empty list."""
+        wanted = [i for i, t in enumerate(texts) if t.strip()]
+        out: list[list[int]] = [[] for _ in texts]
+        if wanted:
+            lists = self.to_chunks(
+                self.dense(self.embedder.embed([texts[i] for i in wanted]), ("chunk", "question"))
+            )
+            for i, ranked in zip(wanted, lists, strict=True):
+                out[i] = ranked
+        return out
+
+    def _linked_by_name(self, query: str) -> list[int]:
+        """Entities whose name or alias is a term of the question (or two adjacent terms)."""
+        terms = key_terms(query)
+        candidates = [
+            *terms,
+            *(a + b for a, b in zip(terms, terms[1:], strict=False)),
+            *(f"{a} {b}" for a, b in zip(terms, terms[1:], strict=False)),
+        ]
+        found: list[int] = []
+        for kb in self.kbs:
+            for term in candidates:
+                found.extend(self.graph.find_entities(kb.id, normalize_entity_name(term)))
+        return list(dict.fromkeys(found))
+
+    def _linked_by_vector(self, vectors: np.ndarray) -> list[list[int]]:
+        hits = self.dense(vectors, ("entity",))
+        return [[h.ref_id for h in row[:5] if h.score >= _ENTITY_LINK] for row in hits]
+
+    def _levels(self, seeds: list[int]) -> dict[int, int]:
+        """Hop distance of every entity reached from the seeds within GRAPH_HOPS."""
+        levels = {s: 0 for s in seeds}
+        for kb in self.kbs:
+            nodes, edges = self.graph.neighbourhood(kb.id, seeds, GRAPH_HOPS, limit=60)
+            adjacency: dict[int, set[int]] = {}
+            for e in edges:
+                adjacency.setdefault(e.source, set()).add(e.target)
+                adjacency.setdefault(e.target, set()).add(e.source)
+            frontier = [s for s in seeds if s in nodes]
+            for hop in range(1, GRAPH_HOPS + 1):
+                nxt = []
+                for node in frontier:
+                    for other in adjacency.get(node, ()):
+                        if other not in levels:
+                            levels[other] = hop
+                            nxt.append(other)
+                frontier = nxt
+        return levels
+
+
+def _interleave(lists: list[list[int]]) -> list[int]:
+    seen: dict[int, None] = {}
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for ranked in lists:
+            if rank < len(ranked):
+                seen.setdefault(ranked[rank], None)
+    return list(seen)
