@@ -67,6 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--strategies", default=None, help=f"comma-separated, from: {','.join(STRATEGIES)}"
     )
     search.add_argument("--json", action="store_true")
+    search.add_argument(
+        "--summary", action="store_true", help="add a grounded answer from the hits, with citations"
+    )
+
+    ask = sub.add_parser("ask", help="answer a question by searching in several rounds")
+    ask.add_argument("name", nargs="?", help="knowledge base (comma-separated for several)")
+    ask.add_argument("question", nargs="?")
+    ask.add_argument("--all", action="store_true", help="ask every knowledge base")
+    ask.add_argument("--max-rounds", type=int, default=3, help="search rounds, 1 to 5 (default 3)")
+    ask.add_argument("--json", action="store_true")
+
     graph = sub.add_parser("graph", help="entity graph statistics, or an entity's neighbourhood")
     graph.add_argument("name")
     graph.add_argument("--entity", help="an entity name or alias (any language, any case)")
@@ -260,17 +271,21 @@ def _hit_json(rank: int, hit: Hit) -> dict[str, Any]:
     }
 
 
-def _search(args: argparse.Namespace, settings: Settings) -> int:
+def _scope(args: argparse.Namespace, text: str | None) -> tuple[str | None, list[str] | None]:
+    """(query, knowledge-base names) from `NAME QUERY` or `--all QUERY`; None names = all."""
     if args.all:
         # With --all the one positional argument is the query.
-        query = args.query if args.query is not None else args.name
-        names = None
-        if args.query is not None and args.name is not None:
+        if text is not None and args.name is not None:
             raise ZhixingError("Give either a knowledge base name or --all, not both.")
-    else:
-        query, names = args.query, ([n for n in (args.name or "").split(",") if n] or None)
-        if names is None:
-            raise ZhixingError("Name a knowledge base to search, or pass --all.")
+        return (text if text is not None else args.name), None
+    names = [n for n in (args.name or "").split(",") if n] or None
+    if names is None:
+        raise ZhixingError("Name a knowledge base, or pass --all.")
+    return text, names
+
+
+def _search(args: argparse.Namespace, settings: Settings) -> int:
+    query, names = _scope(args, args.query)
     strategies = parse_strategies(args.strategies)
     if args.queries is not None:
         if query is not None:
@@ -282,9 +297,19 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         raise ZhixingError("The search query is empty; type a question or some keywords.")
     with _service(settings) as svc:
         hits = svc.search(query, names, top_k=args.top_k, strategies=strategies)
+        summary = svc.summarize(query, hits) if args.summary else None
     if args.json:
-        _emit_json({"query": query, "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)]})
+        out: dict[str, Any] = {
+            "query": query,
+            "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)],
+        }
+        if summary is not None:
+            out["summary"] = summary.to_json()
+        _emit_json(out)
         return 0
+    if summary is not None:
+        _print_answer(summary)
+        print()
     if not hits:
         print("No hits.")
     for i, hit in enumerate(hits, 1):
@@ -384,7 +409,55 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _print_answer(answer: Any) -> None:
+    print(answer.answer)
+    for c in answer.citations:
+        print(f"[{c.n}] {c.document} p.{c.page}: {' '.join(c.text.split())[:160]}")
+
+
+def _trace_line(event: dict[str, Any]) -> str:
+    """One stderr line per agentic step, as it happens."""
+    node, n = event.get("node", "?"), event.get("round", "")
+    if node == "plan":
+        return f"[round {n}] plan: aspects {event.get('aspects')}; queries {event.get('queries')}"
+    if node == "retrieve":
+        return (
+            f"[round {n}] retrieve: {len(event.get('queries', []))} queries, hits by strategy "
+            f"{event.get('hits_by_strategy')}, {event.get('new_evidence')} new evidence"
+        )
+    if node == "evaluate":
+        verdict = "sufficient" if event.get("sufficient") else f"missing {event.get('missing')}"
+        return f"[round {n}] evaluate ({event.get('judge')}): {verdict}"
+    if node == "refine":
+        return f"[round {n}] refine: {event.get('queries')}"
+    if node == "merge":
+        return (
+            f"merge: {event.get('evidence')} pieces of evidence by aspect {event.get('by_aspect')}"
+        )
+    return f"{node}: {'found' if event.get('found') else 'not found'}"
+
+
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    question, names = _scope(args, args.question)
+    if not question or not question.strip():
+        raise ZhixingError("The question is empty.")
+    if not 1 <= args.max_rounds <= 5:
+        raise ZhixingError("--max-rounds must be between 1 and 5.")
+
+    def show(event: dict[str, Any]) -> None:
+        print(_trace_line(event), file=sys.stderr, flush=True)
+
+    with _service(settings) as svc:
+        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=show)
+    if args.json:
+        _emit_json(result.to_json())
+    else:
+        _print_answer(result.answer)
+    return 0
+
+
 _HANDLERS = {
+    "ask": _ask,
     "graph": _graph,
     "kb create": _kb_create,
     "kb list": _kb_list,

@@ -7,18 +7,22 @@ of one Zhixing home, and speaks in knowledge-base names; everything below it spe
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.agentic import AgentContext, AgenticResult, run_agentic
 from core.build import BuildPipeline, BuildReport, ProgressSink, remove_documents
 from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import NotFoundError, ZhixingError
 from core.models import Hit, KnowledgeBase, StoredDocument
 from core.search import DEFAULT_STRATEGIES, SearchEngine
+from core.search.summary import Answer, grounded_answer
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
+from core.store.runs import RunStore
 
 __all__ = ["KnowledgeService"]
 
@@ -158,6 +162,59 @@ class KnowledgeService:
         for kb in kbs:
             self._check_embedder(kb)
         return self.engine.search_many(queries, kbs, top_k=top_k, strategies=strategies)
+
+    def summarize(self, question: str, hits: Sequence[Hit]) -> Answer:
+        """A grounded answer from these hits only, with citations, or the not-found sentence."""
+        return grounded_answer(question, hits, llm=self.llm)
+
+    def ask(
+        self,
+        question: str,
+        names: Sequence[str] | None,
+        *,
+        max_rounds: int = 3,
+        top_k: int = 10,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> AgenticResult:
+        """Answer a question with the agentic loop (DESIGN §6); the run and its trace are stored."""
+        if not question.strip():
+            raise ZhixingError("The question is empty.")
+        kbs = self.scope(names)
+        for kb in kbs:
+            self._check_embedder(kb)
+        context = AgentContext(
+            retrieve=lambda queries: self.engine.search_many(queries, kbs, top_k=top_k),
+            answer=lambda q, evidence, aspects: grounded_answer(
+                q, evidence, llm=self.llm, aspects=aspects
+            ),
+            llm=self.llm,
+            neighbours=lambda terms: self._neighbour_names(kbs, terms),
+            max_rounds=max_rounds,
+        )
+        started = time.time()
+        result = run_agentic(question, context, on_event)
+        RunStore(self.catalog).save(
+            question,
+            [kb.name for kb in kbs],
+            result.answer.to_json(),
+            result.events,
+            started_at=started,
+        )
+        return result
+
+    def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
+        """Names one hop from the entities the terms name: the offline refiner's new leads."""
+        from core.enrich import normalize_entity_name
+
+        names: list[str] = []
+        for kb in kbs:
+            seeds = [
+                e for t in terms for e in self.graph.find_entities(kb.id, normalize_entity_name(t))
+            ]
+            if seeds:
+                nodes, _ = self.graph.neighbourhood(kb.id, seeds, 1, limit=12)
+                names += [e.name for e in self.graph.entities([n for n in nodes if n not in seeds])]
+        return list(dict.fromkeys(names))
 
     # --- graph -----------------------------------------------------------------------------
 

@@ -235,3 +235,33 @@ def test_graph_command_shows_statistics_and_a_neighbourhood(home, tmp_path):
     assert "SQL" in text and "->" in text
     missing = zx(home, "graph", "g", "--entity", "nothing-like-this", check=False)
     assert missing.returncode == 1 and "no entity named" in missing.stderr
+
+
+def test_search_summary_and_ask_answer_with_citations_or_say_not_found(home, notes):
+    zx(home, "kb", "create", "web")
+    zx(home, "add", "web", str(notes))
+    out = json.loads(zx(home, "search", "web", "SameSite cookies", "--summary", "--json").stdout)
+    assert out["summary"]["found"] is True
+    cited = {c["chunk_id"] for c in out["summary"]["citations"]}
+    assert cited and cited <= {h["chunk_id"] for h in out["hits"]}
+
+    asked = zx(home, "ask", "web", "How is cross-site request forgery prevented?", "--json")
+    result = json.loads(asked.stdout)
+    assert set(result) == {"answer", "found", "citations", "rounds"}
+    assert result["found"] is True and result["citations"][0]["document"] == "csrf.txt"
+    assert set(result["rounds"][0]) == {
+        "round",
+        "queries",
+        "hits_by_strategy",
+        "new_evidence",
+        "sufficient",
+        "missing",
+    }
+    assert "[round 1] retrieve" in asked.stderr  # the rounds are printed live
+
+    none = json.loads(zx(home, "ask", "web", "量子计算机的散热方案是什么？", "--json").stdout)
+    assert none["found"] is False and none["answer"] == "未在知识库中找到相关信息"
+    none = json.loads(
+        zx(home, "ask", "web", "What is the boiling point of tungsten?", "--json").stdout
+    )
+    assert none["answer"] == "No relevant information was found in the knowledge base."
