@@ -35,3 +35,28 @@ def test_rrf_breaks_ties_by_first_appearance():
 def test_rrf_of_no_lists_is_empty():
     assert reciprocal_rank_fusion({}) == []
     assert reciprocal_rank_fusion({"basic": []}) == []
+
+
+def test_expansions_vote_once_so_correlated_rewrites_cannot_outvote_the_direct_searches():
+    from core.search.fusion import fuse_strategies
+
+    # Four expansions agree on "x"; basic and keyword agree on "a".
+    ranked = {
+        "basic": ["a", "x"],
+        "keyword": ["a", "y"],
+        "hyde": ["x"],
+        "split": ["x"],
+        "generalize": ["x"],
+        "graph": ["x", "a"],
+    }
+    flat = reciprocal_rank_fusion(ranked)
+    assert flat[0].item == "x"  # flat RRF: the correlated rewrites win
+    fused = fuse_strategies(ranked)
+    assert fused[0].item == "a"
+    assert fused[0].ranks == {"basic": 1, "keyword": 1, "graph": 2}  # provenance of every list
+    assert fused[0].score == 1 / 61 + 1 / 61 + 0.5 / 62
+
+
+def test_weighted_rrf_scales_each_list():
+    fused = reciprocal_rank_fusion({"a": ["x"], "b": ["y"]}, weights={"a": 1.0, "b": 0.5})
+    assert [f.item for f in fused] == ["x", "y"] and fused[1].score == 0.5 / 61

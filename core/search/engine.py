@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from core.embed import Embedder
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
-from core.search.fusion import reciprocal_rank_fusion
+from core.search.fusion import fuse_strategies
 from core.search.rewrite import rewrite_queries
 from core.search.strategies import StrategyRunner
 from core.store import Catalog, VectorStore
@@ -100,7 +100,7 @@ class SearchEngine:
         depth = max(2 * top_k, 20)
         ranked = self._run_strategies(list(queries), kbs, depth, strategies)
         fused = [
-            reciprocal_rank_fusion({name: ranked[name][i] for name in strategies})[:top_k]
+            fuse_strategies({name: ranked[name][i] for name in strategies})[:top_k]
             for i in range(len(queries))
         ]
         rows = self.catalog.chunks_by_id(sorted({f.item for hits in fused for f in hits}))
