@@ -216,14 +216,7 @@ class _Run:
         if previous:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
             self._wait()
-            remove_documents(
-                self.p.catalog,
-                self.p.vectors,
-                self.kb,
-                [previous[0]],
-                graph=self.p.graph,
-                embedder=self.p.embedder,
-            )
+            self._remove(previous[0])
             if previous[2] == "indexed":
                 self.report.replaced.append(unit.source)
         doc_id, chunk_ids = self.p.catalog.add_document(
@@ -239,19 +232,22 @@ class _Run:
         self._queue(doc, doc_id, chunk_ids, chunks)
         self.report.added.append(unit.source)
 
+    def _remove(self, doc_id: int) -> None:
+        remove_documents(
+            self.p.catalog,
+            self.p.vectors,
+            self.kb,
+            [doc_id],
+            graph=self.p.graph,
+            embedder=self.p.embedder,
+        )
+
     def _fail(self, unit: Unit, error: str, previous: tuple[int, str, str] | None) -> None:
         self.report.failed.append(ItemFailure(unit.source, error))
         if previous and previous[2] == "indexed":
             return  # keep the version that was already there
         if previous:
-            remove_documents(
-                self.p.catalog,
-                self.p.vectors,
-                self.kb,
-                [previous[0]],
-                graph=self.p.graph,
-                embedder=self.p.embedder,
-            )
+            self._remove(previous[0])
         self.p.catalog.record_failure(
             self.kb.id, source=unit.source, sha256=unit.sha256, kind=unit.kind, error=error
         )
