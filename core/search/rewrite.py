@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from core.errors import LLMError, LLMOutputError
 from core.llm.prompts import Role
 from core.search.terms import key_terms, split_query
 
@@ -70,7 +69,7 @@ def rewrite_queries(questions: Sequence[str], llm: object | None) -> list[QueryR
     answers = llm.call_many(REWRITE, [{"question": q} for q in questions])  # type: ignore[attr-defined]
     out = []
     for question, answer in zip(questions, answers, strict=True):
-        if isinstance(answer, (LLMError, LLMOutputError)) or not isinstance(answer, QueryRewrites):
+        if not isinstance(answer, QueryRewrites):  # an LLMError, or the wrong shape
             out.append(offline_rewrites(question))
             continue
         answer.hypothetical_answer = answer.hypothetical_answer[:100]
