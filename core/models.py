@@ -58,6 +58,7 @@ class KnowledgeBase:
     description: str = ""
     embedding: str = "builtin"
     dimension: int = 512
+    analysis: int = 1  # the BM25 text analysis its index was built with (core.store.analysis)
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,9 @@ class KnowledgeService:
         for kb in kbs:
             self._check_embedder(kb)
         context = AgentContext(
-            retrieve=lambda queries: self.engine.search_many(queries, kbs, top_k=top_k),
+            retrieve=lambda queries, rewrites: self.engine.search_many(
+                queries, kbs, top_k=top_k, rewrites=rewrites
+            ),
             answer=lambda q, evidence, aspects: grounded_answer(
                 q, evidence, llm=self.llm, aspects=aspects
             ),

@@ -19,11 +19,13 @@ from tests.test_agentic_nodes import PASSWORD, QUESTION, SESSION, FakeAnswerer, 
 NOISE = hit(3, "Logging must record authentication failures.", keyword=1)
 
 
-def scripted_retrieve(calls: list[list[str]]):
+def scripted_retrieve(calls: list[list[str]], rewrites: list[list[Any]] | None = None):
     """Round 1 finds passwords only; a query naming idle expiry finds the session evidence."""
 
-    def retrieve(queries: list[str]) -> list[list[Hit]]:
+    def retrieve(queries: list[str], given: list[Any]) -> list[list[Hit]]:
         calls.append(list(queries))
+        if rewrites is not None:
+            rewrites.append(list(given))
         return [[SESSION, PASSWORD] if "idle" in q.lower() else [PASSWORD, NOISE] for q in queries]
 
     return retrieve
@@ -68,7 +70,7 @@ def test_events_reach_the_callback_while_the_run_is_in_progress() -> None:
     seen_at_retrieve: list[list[str]] = []
     live: list[dict[str, Any]] = []
 
-    def retrieve(queries: list[str]) -> list[list[Hit]]:
+    def retrieve(queries: list[str], given: list[Any]) -> list[list[Hit]]:
         seen_at_retrieve.append(nodes_of(live))
         return [[PASSWORD] for _ in queries]
 
@@ -80,7 +82,7 @@ def test_events_reach_the_callback_while_the_run_is_in_progress() -> None:
 def test_max_rounds_stops_a_loop_that_never_covers_its_aspects(max_rounds: int) -> None:
     fresh_names = (f"alias{n}" for n in itertools.count())
     ctx = AgentContext(
-        retrieve=lambda qs: [[NOISE] for _ in qs],
+        retrieve=lambda qs, rw: [[NOISE] for _ in qs],
         answer=FakeAnswerer(),
         neighbours=lambda terms: [next(fresh_names)],
         max_rounds=max_rounds,
@@ -92,7 +94,9 @@ def test_max_rounds_stops_a_loop_that_never_covers_its_aspects(max_rounds: int) 
 
 
 def test_a_run_with_nothing_left_to_ask_answers_before_max_rounds() -> None:
-    ctx = AgentContext(retrieve=lambda qs: [[] for _ in qs], answer=FakeAnswerer(), max_rounds=5)
+    ctx = AgentContext(
+        retrieve=lambda qs, rw: [[] for _ in qs], answer=FakeAnswerer(), max_rounds=5
+    )
     result = run_agentic("What is CSRF?", ctx)
     assert len(result.rounds) < 5
     assert nodes_of(result.events)[-3:] == ["refine", "merge", "answer"]
@@ -201,3 +205,42 @@ def test_an_unreachable_llm_degrades_each_step_to_the_offline_heuristics() -> No
     result = run_agentic("What is password storage?", ctx)
     assert [e.get("judge") for e in result.events if e["node"] == "evaluate"] == ["coverage"]
     assert result.to_json()["found"] is True
+
+
+def test_the_queries_plan_and_refine_write_carry_the_rewrites_search_needs(
+    fake: FakeOpenAI, model: ScriptedModel
+) -> None:
+    """So searching them makes no rewrite call: a round is plan/refine + evaluate, two calls."""
+    plan_reply = {
+        "aspects": ASPECTS,
+        "hypothetical_answer": "Hash passwords with bcrypt; expire idle sessions.",
+        "keywords": ["bcrypt", "idle timeout"],
+        "queries": [
+            {"query": "password hashing", "keywords": ["bcrypt", "argon2"]},
+            "session timeout policy",
+        ],
+    }
+    original = model.__call__
+
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        if _schema_of(body)[0] == "AgentPlan":
+            return plan_reply
+        if _schema_of(body)[0] == "RefinedQueries":
+            return {"queries": [{"query": "idle session expiry", "generalization": "sessions"}]}
+        return original(body)
+
+    fake.responder = responder
+    calls: list[list[str]] = []
+    given: list[list[Any]] = []
+    ctx = AgentContext(
+        retrieve=scripted_retrieve(calls, given), answer=FakeAnswerer(), llm=client(fake)
+    )
+    run_agentic(QUESTION, ctx)
+    whole, hashing, policy = given[0]
+    assert whole.keywords == ["bcrypt", "idle timeout"]
+    assert whole.hypothetical_answer.startswith("Hash passwords")
+    assert whole.sub_questions == ["password hashing", "session timeout policy"]  # the aspects
+    assert hashing.keywords == ["bcrypt", "argon2"]
+    assert policy is None  # written as a bare string: the search applies its rules, no call
+    assert [r.generalization for r in given[1]] == ["sessions"]
+    assert fake.chat_count == 4  # plan, evaluate, refine, evaluate: no rewrite call

@@ -47,7 +47,7 @@ def hit(chunk_id: int, text: str, **strategies: int) -> Hit:
 
 
 def runtime(events: list[dict[str, Any]], **overrides: Any) -> Runtime[AgentContext]:
-    values: dict[str, Any] = {"retrieve": lambda qs: [[] for _ in qs], "answer": FakeAnswerer()}
+    values: dict[str, Any] = {"retrieve": lambda qs, rw: [[] for _ in qs], "answer": FakeAnswerer()}
     values.update(overrides)
     return Runtime(context=AgentContext(**values), stream_writer=events.append)
 
@@ -95,7 +95,7 @@ def test_retrieve_counts_hits_per_strategy_and_keeps_only_new_evidence() -> None
         "queries": [Query("q one", ""), Query("q two", B)],
         "evidence": known,
     }
-    update = nodes.retrieve(state, runtime(events, retrieve=lambda qs: results))
+    update = nodes.retrieve(state, runtime(events, retrieve=lambda qs, rw: results))
     assert update["asked"] == ["q one", "q two"]
     assert set(update["evidence"]) == {2}  # chunk 1 was known at a better rank
     session = update["evidence"][2]
@@ -109,7 +109,7 @@ def test_retrieve_counts_hits_per_strategy_and_keeps_only_new_evidence() -> None
 def test_retrieve_keeps_only_each_querys_top_hits_as_evidence() -> None:
     many = [hit(i, f"text {i}") for i in range(1, 8)]
     state = {"round": 1, "aspects": [A], "terms": {}, "queries": [Query("q")]}
-    ctx = runtime([], retrieve=lambda qs: [many], evidence_per_round=3)
+    ctx = runtime([], retrieve=lambda qs, rw: [many], evidence_per_round=3)
     assert sorted(nodes.retrieve(state, ctx)["evidence"]) == [1, 2, 3]
 
 
@@ -220,7 +220,7 @@ def test_route_after_refine(queries: list[Query] | None, expected: str) -> None:
 )
 def test_the_context_rejects_out_of_range_settings(field_values: dict[str, int]) -> None:
     with pytest.raises(ConfigError, match="must be"):
-        AgentContext(retrieve=lambda qs: [], answer=FakeAnswerer(), **field_values)
+        AgentContext(retrieve=lambda qs, rw: [], answer=FakeAnswerer(), **field_values)
 
 
 def test_queries_compare_without_case_space_or_end_punctuation() -> None:

@@ -1,3 +1,5 @@
+import pytest
+
 from core.search.fusion import RRF_K, reciprocal_rank_fusion
 
 
@@ -54,7 +56,30 @@ def test_expansions_vote_once_so_correlated_rewrites_cannot_outvote_the_direct_s
     fused = fuse_strategies(ranked)
     assert fused[0].item == "a"
     assert fused[0].ranks == {"basic": 1, "keyword": 1, "graph": 2}  # provenance of every list
-    assert fused[0].score == 1 / 61 + 1 / 61 + 0.5 / 62
+    # basic shares 1 of BM25's top 10 ("a"): weight 0.1 + 0.9 * 1/10; the expansions 0.3.
+    assert fused[0].score == pytest.approx(0.19 / 61 + 1 / 61 + 0.3 / 62)
+
+
+def test_the_dense_list_weighs_by_its_agreement_with_bm25():
+    from core.search.fusion import dense_weight, fuse_strategies
+
+    keyword = [f"k{i}" for i in range(10)]
+    assert dense_weight(keyword, keyword) == pytest.approx(1.0)
+    assert dense_weight([f"d{i}" for i in range(10)], keyword) == pytest.approx(0.1)
+    assert dense_weight(["k0", "k1", *[f"d{i}" for i in range(8)]], keyword) == pytest.approx(0.28)
+    # Sharing nothing, BM25's whole top 10 leads and dense's picks only follow.
+    dense = [f"d{i}" for i in range(10)]
+    fused = fuse_strategies({"basic": dense, "keyword": keyword})
+    assert [f.item for f in fused] == keyword + dense
+
+
+def test_a_document_the_question_names_votes_like_a_direct_search():
+    from core.search.fusion import fuse_strategies
+
+    ranked = {"basic": ["a", "b", "n"], "keyword": ["b", "a", "n"], "graph": ["n", "a"]}
+    assert fuse_strategies(ranked)[0].item in ("a", "b")
+    fused = fuse_strategies(ranked, named=["n"])
+    assert fused[0].item == "n" and fused[0].ranks["graph"] == 1
 
 
 def test_weighted_rrf_scales_each_list():

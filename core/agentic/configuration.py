@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from core.errors import ConfigError
 from core.llm.client import LLMClient
 from core.models import Hit
+from core.search.rewrite import QueryRewrites
 
 __all__ = ["MAX_ROUNDS_RANGE", "AgentContext", "AnswerLike"]
 
@@ -27,7 +28,8 @@ class AnswerLike(Protocol):
 class AgentContext:
     """The dependencies of one agentic run, passed as LangGraph's runtime context.
 
-    `retrieve` maps queries to their fused hits (one list per query, each `Hit.strategies` giving
+    `retrieve` maps queries, with the rewrites the LLM wrote for them (None: use the rules, never
+    a call of its own), to their fused hits (one list per query, each `Hit.strategies` giving
     the rank every strategy gave it); `answer` writes the final answer from the merged evidence.
     Without `llm` the loop runs offline: the judge checks aspect-term coverage and the refiner
     queries uncovered terms and the `neighbours` (related entity names) of those terms.
@@ -35,7 +37,7 @@ class AgentContext:
     many per aspect `merge` passes on to the answer.
     """
 
-    retrieve: Callable[[list[str]], list[list[Hit]]]
+    retrieve: Callable[[list[str], list[QueryRewrites | None]], list[list[Hit]]]
     answer: Callable[[str, Sequence[Hit], Sequence[str]], AnswerLike]
     llm: LLMClient | None = None
     neighbours: Callable[[Sequence[str]], list[str]] | None = None

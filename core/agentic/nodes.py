@@ -3,7 +3,8 @@
 Every node reports what it did as a trace event on LangGraph's custom stream
 (`runtime.stream_writer`): `{"node": name, "round": n, ...}`. With an LLM in the context, `plan`
 and `refine` make one fast call each and `evaluate` one chat call, so a round costs at most two
-calls on the critical path; without one, the same nodes fall back to term heuristics. An LLM
+calls on the critical path (the queries plan and refine write carry the search's rewrites, so
+searching them calls no LLM); without one, the same nodes fall back to term heuristics. An LLM
 that fails mid-run degrades that step to the heuristic (the event says so) instead of losing
 the evidence gathered so far.
 """
@@ -18,7 +19,13 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from core.agentic.configuration import AgentContext
-from core.agentic.prompts import AGENT_ROLES, AgentPlan, EvidenceVerdict, RefinedQueries
+from core.agentic.prompts import (
+    AGENT_ROLES,
+    AgentPlan,
+    EvidenceVerdict,
+    RefinedQueries,
+    SearchQuery,
+)
 from core.agentic.state import AgentState, Evidence, Query
 from core.errors import LLMError
 from core.models import Hit
@@ -99,6 +106,13 @@ def _call(runtime: Runtime[AgentContext], role: str, variables: Mapping[str, obj
         return None
 
 
+def _query(written: SearchQuery | str, aspect: str) -> Query:
+    """A query the model wrote, with its rewrites when it gave them."""
+    if isinstance(written, str):
+        return Query(written.strip(), aspect)
+    return Query(written.query.strip(), aspect, written.rewrites())
+
+
 # --- plan -------------------------------------------------------------------------------------
 
 
@@ -108,11 +122,19 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     result = cast(AgentPlan | None, _call(runtime, "plan", {"question": question}))
     if result is not None:
         aspects = [a.strip() for a in result.aspects if a.strip()][:MAX_ASPECTS] or [question]
-        extra = [Query(q.strip(), a) for q, a in zip(result.queries, aspects, strict=False)]
+        extra = [_query(q, a) for q, a in zip(result.queries, aspects, strict=False)]
+        whole = SearchQuery(
+            query=question,
+            hypothetical_answer=result.hypothetical_answer,
+            generalization=result.generalization,
+            keywords=result.keywords,
+        ).rewrites(sub_questions=[q.text for q in extra] if len(extra) > 1 else ())
     else:
         aspects = split_query(question, max_parts=MAX_ASPECTS) or [question]
         extra = [Query(a, a) for a in aspects]
-    candidates = [Query(question)] + (extra if len(aspects) > 1 or result is not None else [])
+        whole = None
+    candidates = [Query(question, rewrites=whole)]
+    candidates += extra if len(aspects) > 1 or result is not None else []
     queries = _fresh(candidates, [], MAX_QUERIES)
     terms = {a: key_terms(a) for a in aspects}
     _emit(
@@ -149,7 +171,9 @@ def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     """Run the round's queries; keep the new evidence and count the hits of each strategy."""
     ctx = runtime.context
     queries = state.get("queries", [])
-    results = ctx.retrieve([q.text for q in queries]) if queries else []
+    results = (
+        ctx.retrieve([q.text for q in queries], [q.rewrites for q in queries]) if queries else []
+    )
     known = state.get("evidence", {})
     aspects = state.get("aspects", [])
     found: dict[int, Evidence] = {}
@@ -278,7 +302,7 @@ def refine(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     targets = {a: state.get("gaps", {}).get(a) or key_terms(a) for a in missing}
     default = missing[0] if missing else ""
     llm_queries = [
-        Query(q.strip(), _best_aspect(q, targets, default))
+        _query(q, _best_aspect(q if isinstance(q, str) else q.query, targets, default))
         for q in (result.queries if result else [])
     ]
     queries = _fresh(llm_queries, asked, MAX_QUERIES)

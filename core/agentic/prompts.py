@@ -1,28 +1,64 @@
 """The agentic loop's prompt registry: the plan, evaluate (judge) and refine roles.
 
 Same `Role` pattern as `core.llm.prompts`: a system prompt, a `str.format` template and the
-pydantic schema the answer must validate against. `plan` and `refine` only rewrite queries, so
-they run on the fast model; `evaluate` judges the evidence and runs on the chat model.
+pydantic schema the answer must validate against. `plan` and `refine` only write queries, so
+they run on the fast model; `evaluate` judges the evidence and runs on the chat model. The
+queries they write carry the rewrites the search strategies need (hypothetical answer,
+generalization, keywords), so a round costs two calls on its critical path (plan or refine,
+then evaluate) instead of three with a rewrite call of the search's own between them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, Field
 
 from core.llm.prompts import Role
+from core.search.rewrite import QueryRewrites
 
-__all__ = ["AGENT_ROLES", "AgentPlan", "EvidenceVerdict", "RefinedQueries"]
+__all__ = ["AGENT_ROLES", "AgentPlan", "EvidenceVerdict", "RefinedQueries", "SearchQuery"]
+
+
+class SearchQuery(BaseModel):
+    """One search query with the rewrites the search strategies need, so that searching it
+    costs no LLM call of its own (hyde, generalize and keyword read these)."""
+
+    query: str = Field(description="The search query, in the language of the question.")
+    hypothetical_answer: str = Field(
+        default="", description="A plausible answer of at most 100 characters."
+    )
+    generalization: str = Field(default="", description="The query asked one level up.")
+    keywords: list[str] = Field(
+        default_factory=list,
+        description="8-12 core terms, synonyms, aliases and abbreviations, both languages if useful.",
+    )
+
+    def rewrites(self, sub_questions: Sequence[str] = ()) -> QueryRewrites:
+        return QueryRewrites(
+            hypothetical_answer=self.hypothetical_answer[:100],
+            sub_questions=[s for s in sub_questions if s.strip()][:5],
+            generalization=self.generalization,
+            keywords=[k for k in self.keywords if k.strip()][:12],
+        )
 
 
 class AgentPlan(BaseModel):
-    """The aspects a question asks about and the first search queries for them."""
+    """The aspects a question asks about, its rewrites, and one search query per aspect."""
 
     aspects: list[str] = Field(
         description="1 to 4 short noun phrases, one per distinct thing the question asks about."
     )
-    queries: list[str] = Field(
+    hypothetical_answer: str = Field(
+        default="", description="A plausible answer to the whole question, at most 100 characters."
+    )
+    generalization: str = Field(default="", description="The question asked one level up.")
+    keywords: list[str] = Field(
+        default_factory=list, description="8-12 keywords and aliases for the whole question."
+    )
+    queries: list[SearchQuery | str] = Field(
         default_factory=list,
-        description="Up to 4 search queries, one per aspect, in the language of the question.",
+        description="Up to 4 search queries with their rewrites, one per aspect.",
     )
 
 
@@ -39,9 +75,9 @@ class EvidenceVerdict(BaseModel):
 
 
 class RefinedQueries(BaseModel):
-    """New search queries aimed at the missing aspects."""
+    """New search queries, with their rewrites, aimed at the missing aspects."""
 
-    queries: list[str] = Field(
+    queries: list[SearchQuery | str] = Field(
         description="1 to 4 new queries; never one of the queries already sent."
     )
 
@@ -56,7 +92,10 @@ _PLAN_TEMPLATE = """\
 Question: {question}
 
 Split the question into the distinct aspects it asks about (1 to 4; a simple question has one), \
-and write one search query per aspect that a keyword and semantic search would match."""
+and write one search query per aspect that a keyword and semantic search would match. For the \
+whole question and for each query give a hypothetical answer of at most 100 characters, one \
+generalization one level up in concepts, and 8-12 keywords with synonyms, aliases and \
+abbreviations (Chinese and English where useful)."""
 
 _EVALUATE_TEMPLATE = """\
 Question: {question}
@@ -83,7 +122,8 @@ Queries already sent (do not repeat any of them, even reworded trivially):
 {asked}
 
 Write new search queries aimed at the missing aspects: other words, synonyms, the English or \
-Chinese name, the standard or clause it would appear in."""
+Chinese name, the standard or clause it would appear in. For each query give a hypothetical \
+answer of at most 100 characters, one generalization and 8-12 keywords with aliases."""
 
 
 AGENT_ROLES: dict[str, Role] = {
@@ -95,7 +135,7 @@ AGENT_ROLES: dict[str, Role] = {
             template=_PLAN_TEMPLATE,
             schema=AgentPlan,
             fast=True,
-            completion_tokens=lambda _: 120,
+            completion_tokens=lambda _: 480,
         ),
         Role(
             name="evaluate",
@@ -110,7 +150,7 @@ AGENT_ROLES: dict[str, Role] = {
             template=_REFINE_TEMPLATE,
             schema=RefinedQueries,
             fast=True,
-            completion_tokens=lambda _: 100,
+            completion_tokens=lambda _: 360,
         ),
     )
 }

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from core.models import Hit
+from core.search.rewrite import QueryRewrites
 
 __all__ = ["AgentState", "Evidence", "Query", "keep_best_evidence"]
 
@@ -22,6 +23,7 @@ class Query:
 
     text: str
     aspect: str = ""
+    rewrites: QueryRewrites | None = None  # from plan/refine's LLM call; None: the rules
 
 
 @dataclass(frozen=True)

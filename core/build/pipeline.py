@@ -26,6 +26,7 @@ from core.errors import LLMError, ParseError, StoreError
 from core.ingest import chunk_document
 from core.models import Chunk, KnowledgeBase, ParsedDocument
 from core.store import Catalog, VectorRecord, VectorStore
+from core.store.analysis import bm25_text
 from core.store.graph import GraphStore
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
@@ -307,8 +308,16 @@ class _Run:
         self.report.extract_seconds += enriched.extract_seconds
         self._event("indexing", f"embedding {len(rows)} texts", force=True)
         vectors = self.p.embedder.embed([text for *_, text in rows])
+        # Milvus keeps `text` for BM25 only: chunks and questions go in analysed, as queries do.
         return [
-            VectorRecord(kb=self.kb.id, doc=doc, kind=kind, ref_id=ref, text=text, vector=vector)
+            VectorRecord(
+                kb=self.kb.id,
+                doc=doc,
+                kind=kind,
+                ref_id=ref,
+                text=text if kind == "entity" else bm25_text(text, self.kb.analysis),
+                vector=vector,
+            )
             for (doc, kind, ref, text), vector in zip(rows, vectors, strict=True)
         ]
 

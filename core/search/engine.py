@@ -13,9 +13,11 @@ from core.embed import Embedder
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
 from core.search.fusion import fuse_strategies
-from core.search.rewrite import rewrite_queries
+from core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
 from core.search.strategies import StrategyRunner
+from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
+from core.store.analysis import bm25_text
 from core.store.graph import GraphStore
 from core.store.vectors import VectorHit
 
@@ -66,6 +68,7 @@ class SearchEngine:
         self.graph = graph or GraphStore(catalog)
         self.vectors = vectors
         self.embedder = embedder
+        self.titles = TitleIndex(catalog)
         self._pool = ThreadPoolExecutor(max_workers=len(STRATEGIES), thread_name_prefix="search")
 
     def search(
@@ -86,8 +89,13 @@ class SearchEngine:
         *,
         top_k: int = 10,
         strategies: Sequence[str] = DEFAULT_STRATEGIES,
+        rewrites: Sequence[QueryRewrites | None] | None = None,
     ) -> list[list[Hit]]:
-        """Search a batch of queries at once (one embedding batch, one Milvus call a strategy)."""
+        """Search a batch of queries at once (one embedding batch, one Milvus call a strategy).
+
+        `rewrites`, one per query, are rewrites written already (by the agentic loop's plan or
+        refine call): given, the search makes no LLM call, and a None entry uses the rules.
+        """
         if any(not q.strip() for q in queries):
             raise ZhixingError("A search query is empty; type a question or some keywords.")
         if top_k < 1:
@@ -98,9 +106,11 @@ class SearchEngine:
         if not kbs:
             return [[] for _ in queries]
         depth = max(2 * top_k, 20)
-        ranked = self._run_strategies(list(queries), kbs, depth, strategies)
+        if rewrites is not None and len(rewrites) != len(queries):
+            raise ValueError("search_many needs one rewrite (or None) per query")
+        ranked, named = self._run_strategies(list(queries), kbs, depth, strategies, rewrites)
         fused = [
-            fuse_strategies({name: ranked[name][i] for name in strategies})[:top_k]
+            fuse_strategies({name: ranked[name][i] for name in strategies}, named=named[i])[:top_k]
             for i in range(len(queries))
         ]
         rows = self.catalog.chunks_by_id(sorted({f.item for hits in fused for f in hits}))
@@ -121,8 +131,12 @@ class SearchEngine:
         kbs: Sequence[KnowledgeBase],
         depth: int,
         strategies: Sequence[str],
-    ) -> dict[str, Ranked]:
-        """Run the strategies, in parallel where they do not depend on one another."""
+        given: Sequence[QueryRewrites | None] | None = None,
+    ) -> tuple[dict[str, Ranked], Ranked]:
+        """Run the strategies, in parallel where they do not depend on one another.
+
+        Returns each strategy's ranked lists and, per query, the chunks `graph` linked by name.
+        """
         ids = [kb.id for kb in kbs]
         dim = kbs[0].dimension  # every knowledge base in scope shares the service's embedder
         runner = StrategyRunner(
@@ -136,14 +150,18 @@ class SearchEngine:
             dense=lambda v, kinds: self.vectors.search_dense(
                 dim, v, kbs=ids, kinds=kinds, limit=depth
             ),
-            bm25=lambda texts: self.vectors.search_bm25(
-                dim, list(texts), kbs=ids, kinds=("chunk", "question"), limit=depth
-            ),
+            bm25=lambda texts: self._bm25(dim, list(texts), kbs, depth),
+            titles=self.titles,
         )
         wants_rewrites = {"hyde", "split", "generalize", "keyword"} & set(strategies)
-        rewrites_f = self._pool.submit(
-            rewrite_queries, queries, self.llm if wants_rewrites else None
-        )
+        if given is not None:
+            rewrites_f = self._pool.submit(
+                lambda: [r or offline_rewrites(q) for q, r in zip(queries, given, strict=True)]
+            )
+        else:
+            rewrites_f = self._pool.submit(
+                rewrite_queries, queries, self.llm if wants_rewrites else None
+            )
         vectors = self.embedder.embed(queries)
         basic_f = self._pool.submit(runner.basic, vectors)
         futures = {}
@@ -161,7 +179,34 @@ class SearchEngine:
             futures["hyde"] = self._pool.submit(runner.hyde, queries, rewrites, basic)
         ranked = {name: f.result() for name, f in futures.items()}
         ranked["basic"] = basic
-        return {name: ranked[name] for name in strategies}
+        named: Ranked = [[] for _ in queries]
+        if "graph" in ranked:
+            ranked["graph"], named = ranked["graph"]
+        return {name: ranked[name] for name in strategies}, named
+
+    def _bm25(
+        self, dim: int, texts: list[str], kbs: Sequence[KnowledgeBase], depth: int
+    ) -> list[list[VectorHit]]:
+        """BM25 over chunks and questions, each query analysed as its knowledge base's index was.
+
+        Knowledge bases of different analysis versions (only after an upgrade) are searched
+        apart and their lists merged by BM25 score, which is comparable within one collection.
+        """
+        groups: dict[int, list[int]] = {}
+        for kb in kbs:
+            groups.setdefault(kb.analysis, []).append(kb.id)
+        merged: list[list[VectorHit]] = [[] for _ in texts]
+        for version, ids in groups.items():
+            # A query of stop words only ("what is it") keeps its words rather than none.
+            queries = [bm25_text(t, version) or t for t in texts]
+            lists = self.vectors.search_bm25(
+                dim, queries, kbs=ids, kinds=("chunk", "question"), limit=depth
+            )
+            for row, hits in zip(merged, lists, strict=True):
+                row.extend(hits)
+        if len(groups) > 1:  # Milvus Lite reports BM25 negated: the lowest score is the best
+            merged = [sorted(row, key=lambda h: h.score)[:depth] for row in merged]
+        return merged
 
     def _to_chunks(self, lists: list[list[VectorHit]]) -> Ranked:
         """Map vector hits to chunk ids; a question-index hit stands for its chunk."""

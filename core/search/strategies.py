@@ -19,6 +19,7 @@ from core.enrich import normalize_entity_name
 from core.models import KnowledgeBase
 from core.search.rewrite import QueryRewrites
 from core.search.terms import key_terms
+from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
 from core.store.vectors import VectorHit
@@ -52,6 +53,7 @@ class StrategyRunner:
     to_chunks: Callable[[list[list[VectorHit]]], list[list[int]]]
     dense: Callable[[np.ndarray, Sequence[str]], list[list[VectorHit]]]
     bm25: Callable[[Sequence[str]], list[list[VectorHit]]]
+    titles: TitleIndex
 
     def basic(self, vectors: np.ndarray) -> list[list[int]]:
         return self.to_chunks(self.dense(vectors, _DENSE_KINDS))
@@ -105,22 +107,29 @@ class StrategyRunner:
             texts.append(" ".join(parents) if parents else "")
         return self._dense_texts(texts)
 
-    def graph_walk(self, queries: Sequence[str], vectors: np.ndarray) -> list[list[int]]:
-        """Link the question to entities, walk K hops, rank the chunks that mention them."""
+    def graph_walk(
+        self, queries: Sequence[str], vectors: np.ndarray
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Link the question to documents and entities, walk K hops, rank what they reach.
+
+        Returns, per query, the ranked list (first the lead chunks of the documents the
+        question names by title, then the chunks that mention the entities reached, by hop
+        weight) and, apart, the named part alone: the fusion counts that as a direct search.
+        """
         linked = self._linked_by_vector(vectors)
-        out = []
+        ranked_lists, named_lists = [], []
         for query, by_vector in zip(queries, linked, strict=True):
+            named = self.titles.named(query, self.kbs)
             seeds = list(dict.fromkeys([*self._linked_by_name(query), *by_vector]))
-            if not seeds:
-                out.append([])
-                continue
-            levels = self._levels(seeds)
             scores: dict[int, float] = {}
-            for entity_id, chunk_id in self.graph.mentions_of(list(levels)):
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + _HOP_WEIGHT[levels[entity_id]]
-            ranked = sorted(scores, key=lambda c: (-scores[c], c))
-            out.append(ranked[: self.depth])
-        return out
+            if seeds:
+                levels = self._levels(seeds)
+                for entity_id, chunk_id in self.graph.mentions_of(list(levels)):
+                    scores[chunk_id] = scores.get(chunk_id, 0.0) + _HOP_WEIGHT[levels[entity_id]]
+            walked = sorted(scores, key=lambda c: (-scores[c], c))
+            ranked_lists.append(list(dict.fromkeys([*named, *walked]))[: self.depth])
+            named_lists.append(named)
+        return ranked_lists, named_lists
 
     # --- helpers ---------------------------------------------------------------------------
 

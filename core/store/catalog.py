@@ -20,6 +20,7 @@ import sqlite_utils
 
 from core.errors import NotFoundError, StoreError
 from core.models import BUILD_MODES, Chunk, KnowledgeBase, StoredDocument
+from core.store.analysis import ANALYSIS_VERSION
 
 __all__ = ["Catalog"]
 
@@ -34,7 +35,8 @@ CREATE TABLE IF NOT EXISTS knowledge_bases (
     build_mode TEXT NOT NULL,
     embedding TEXT NOT NULL,
     dimension INTEGER NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    analysis INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS documents (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -101,6 +103,15 @@ class Catalog:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a catalog written by an older Zhixing up to date, keeping what it holds."""
+        columns = {c.name for c in self.db["knowledge_bases"].columns}
+        if "analysis" not in columns:  # built before BM25 analysis: those indexes stay raw
+            self.db.execute(
+                "ALTER TABLE knowledge_bases ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0"
+            )
 
     def close(self) -> None:
         self.db.close()
@@ -153,7 +164,7 @@ class Catalog:
         with self.transaction():
             self._execute(
                 "INSERT INTO knowledge_bases (name, description, tags, build_mode, embedding,"
-                " dimension, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " dimension, created_at, analysis) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     name,
                     description,
@@ -162,6 +173,7 @@ class Catalog:
                     embedding,
                     dimension,
                     time.time(),
+                    ANALYSIS_VERSION,
                 ),
             )
         return self.get_kb(name)
@@ -311,6 +323,25 @@ class Catalog:
             params.append(status)
         return [r["id"] for r in self._rows(sql, params)]
 
+    def documents_version(self, kb_id: int) -> tuple[int, int, int]:
+        """(documents, newest id, indexed) of a knowledge base: it changes whenever the set of
+        indexed documents may have, so a cache keyed by it never serves a stale one."""
+        row = self._rows(
+            "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS newest,"
+            " COALESCE(SUM(status = 'indexed'), 0) AS indexed FROM documents WHERE kb_id = ?",
+            (kb_id,),
+        )[0]
+        return int(row["n"]), int(row["newest"]), int(row["indexed"])
+
+    def lead_chunks(self, kb_id: int) -> list[tuple[str, int]]:
+        """(title, id of its first chunk) for every indexed document of a knowledge base."""
+        rows = self._rows(
+            "SELECT d.title, c.id FROM documents d JOIN chunks c ON c.document_id = d.id"
+            " WHERE d.kb_id = ? AND d.status = 'indexed' AND c.ordinal = 0",
+            (kb_id,),
+        )
+        return [(r["title"], r["id"]) for r in rows]
+
     # --- chunks ----------------------------------------------------------------------------
 
     def chunks_by_id(self, chunk_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -360,4 +391,5 @@ def _kb(row: dict[str, Any]) -> KnowledgeBase:
         description=row["description"],
         embedding=row["embedding"],
         dimension=row["dimension"],
+        analysis=row["analysis"],
     )
