@@ -1,4 +1,4 @@
-"""Zhixing's Streamlit entry point: page navigation (the real pages arrive with the UI issue)."""
+"""Zhixing's Streamlit entry point: the shell (sidebar, navigation) around the five pages."""
 
 from __future__ import annotations
 
@@ -12,9 +12,26 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-st.set_page_config(page_title="知行 Zhixing", page_icon="📚", layout="wide")
+from app.services import knowledge_service  # noqa: E402
+from app.strings import shell as T  # noqa: E402
+from app.widgets import sidebar  # noqa: E402
+from core.errors import ZhixingError  # noqa: E402
 
+st.set_page_config(page_title=T.APP_TITLE, page_icon="📚", layout="wide")
+
+PAGES = ROOT / "pages"
 navigation = st.navigation(
-    [st.Page(ROOT / "pages" / "home.py", title="知识库 Knowledge bases", icon="📚", default=True)]
+    [
+        st.Page(PAGES / "build.py", title=T.NAV_BUILD, icon="🧱", default=True),
+        st.Page(PAGES / "graph.py", title=T.NAV_GRAPH, icon="🕸️"),
+        st.Page(PAGES / "recall.py", title=T.NAV_RECALL, icon="🔎"),
+        st.Page(PAGES / "agent.py", title=T.NAV_AGENT, icon="🤖"),
+        st.Page(PAGES / "settings.py", title=T.NAV_SETTINGS, icon="⚙️"),
+    ]
 )
+try:
+    sidebar(knowledge_service())
+except ZhixingError as exc:
+    st.error(T.SERVICE_ERROR.format(error=exc))
+    st.stop()
 navigation.run()

@@ -5,10 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import Settings
+from core.embed import Embedder, make_embedder
 from core.service import KnowledgeService
 
 
-@st.cache_resource(show_spinner="Opening the knowledge base…")
+@st.cache_resource(show_spinner="正在加载向量模型 Loading the embedding model…")
+def embedder() -> Embedder:
+    """The embedding model, loaded once per server process (loading is the slow part)."""
+    return make_embedder(Settings.from_env())
+
+
+@st.cache_resource(show_spinner="正在打开知识库 Opening the knowledge base…")
 def knowledge_service() -> KnowledgeService:
     """One service per server process: Milvus Lite lets only one process open its file."""
-    return KnowledgeService(Settings.from_env())
+    return KnowledgeService(Settings.from_env(), embedder=embedder())

@@ -165,9 +165,13 @@ def _title_questions(corpus: Path, n: int) -> list[str]:
     """Questions about n passages spread over a corpus that has no question set of its own."""
     records = [json.loads(x) for x in corpus.open(encoding="utf-8") if x.strip()]
     step = max(1, len(records) // n)
+    # Every other question adds an aspect no passage covers, so the offline judge keeps
+    # refining it to the last round: those measure the 3-round ask.
     return [
         f"Who or what was {r['title']}, and what is {r['title']} known for?"
-        for r in records[::step][:n]
+        if i % 2 == 0
+        else f"What is {r['title']} known for, and how does it relate to quantum refrigeration?"
+        for i, r in enumerate(records[::step][:n])
     ]
 
 

@@ -6,6 +6,7 @@ environment at import time. Tests build `Settings(...)` directly.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -13,7 +14,19 @@ from pathlib import Path
 
 from core.errors import ConfigError
 
-__all__ = ["Settings"]
+__all__ = ["SAVED_KEYS", "Settings", "load_saved", "save_settings"]
+
+# What the settings page may save: the LLM and embedding variables of DESIGN §2.
+SAVED_KEYS = (
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "ZHIXING_CHAT_MODEL",
+    "ZHIXING_FAST_MODEL",
+    "ZHIXING_EMBEDDING",
+    "ZHIXING_LLM_CONCURRENCY",
+    "ZHIXING_STRUCTURED_OUTPUT",
+)
+SETTINGS_FILE = "settings.json"
 
 _STRUCTURED_OUTPUT = ("json_schema", "function_calling", "json_mode")
 
@@ -51,8 +64,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Read the ZHIXING_* and OPENAI_* variables (DESIGN §2)."""
+        """Read the ZHIXING_* and OPENAI_* variables (DESIGN §2).
+
+        A variable that is not set falls back to what the settings page saved in
+        `$ZHIXING_HOME/settings.json` (same names), then to the default: the environment wins.
+        """
         env = os.environ if env is None else env
+        home = Path(env.get("ZHIXING_HOME") or "data")
+        env = {**load_saved(home), **{k: v for k, v in env.items() if v}}
         concurrency = env.get("ZHIXING_LLM_CONCURRENCY", "8")
         try:
             llm_concurrency = int(concurrency)
@@ -62,7 +81,7 @@ class Settings:
             ) from None
         chat_model = env.get("ZHIXING_CHAT_MODEL") or "gpt-4o-mini"
         return cls(
-            home=Path(env.get("ZHIXING_HOME") or "data"),
+            home=home,
             milvus_uri=env.get("ZHIXING_MILVUS_URI", ""),
             milvus_token=env.get("ZHIXING_MILVUS_TOKEN", ""),
             openai_api_key=env.get("OPENAI_API_KEY", ""),
@@ -98,3 +117,35 @@ class Settings:
     @property
     def workers(self) -> int:
         return self.parse_workers or (os.cpu_count() or 1)
+
+
+def load_saved(home: Path) -> dict[str, str]:
+    """The settings saved in a home (only SAVED_KEYS), or {} when there are none."""
+    path = Path(home) / SETTINGS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}); fix or delete it.") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object; fix or delete it.")
+    return {k: str(v) for k, v in data.items() if k in SAVED_KEYS and v not in (None, "")}
+
+
+def save_settings(home: Path, values: Mapping[str, str]) -> Settings:
+    """Validate and save settings for a home; return the Settings they give.
+
+    Empty values are dropped (the default applies). The file holds the API key, so it is
+    written readable by its owner only, and atomically: a failed save leaves the old file.
+    """
+    clean = {k: str(v).strip() for k, v in values.items() if k in SAVED_KEYS and str(v).strip()}
+    settings = Settings.from_env({"ZHIXING_HOME": str(home), **clean})  # validates
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    tmp = home / f".{SETTINGS_FILE}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(clean, out, ensure_ascii=False, indent=2)
+    os.replace(tmp, home / SETTINGS_FILE)
+    return settings

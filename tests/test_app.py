@@ -1,4 +1,4 @@
-"""The Streamlit app, driven by AppTest."""
+"""The Streamlit shell, driven by AppTest: navigation, sidebar, empty state, the sample build."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import Settings
-from core.service import KnowledgeService
+from app.services import knowledge_service
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
@@ -20,6 +19,8 @@ def home(tmp_path, monkeypatch):
 
     home = tmp_path / "home"
     monkeypatch.setenv("ZHIXING_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
     knowledge_service.clear()
     yield home
     if (home / "catalog.db").exists():
@@ -27,23 +28,28 @@ def home(tmp_path, monkeypatch):
     knowledge_service.clear()
 
 
-def _run() -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=60)
+def _run(at: AppTest | None = None) -> AppTest:
+    at = at or AppTest.from_file(MAIN, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     return at
 
 
-def test_home_page_explains_how_to_start_when_empty(home):
+def test_first_start_shows_the_empty_state_and_the_offline_mode(home):
     at = _run()
-    assert at.title[0].value == "知行 Zhixing"
-    assert "No knowledge base yet" in at.info[0].value
+    assert any("还没有知识库" in i.value for i in at.info)
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "内置离线模式" in sidebar and "builtin" in sidebar
 
 
-def test_home_page_lists_knowledge_bases(home, embedder):
-    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("安全基线", tags=["java"], description="内部基线")
+def test_the_sample_button_builds_a_searchable_knowledge_base(home):
     at = _run()
-    table = at.dataframe[0].value
-    assert list(table["name"]) == ["安全基线"]
-    assert list(table["documents"]) == [0]
+    at.button(key="build-sample").click()
+    _run(at)
+    svc = knowledge_service()  # the app's own service: it holds the home's Milvus Lite file
+    kbs = {kb.name: kb for kb in svc.list_kbs()}
+    assert "sample" in kbs and kbs["sample"].mode == "graph"
+    documents, chunks = svc.catalog.kb_counts(kbs["sample"].id)
+    assert documents == 2 and chunks > 4
+    assert svc.search("会话固定", ["sample"])[0].document.endswith("zh.md")
+    assert "sample · 2 篇文档" in " ".join(c.value for c in at.sidebar.caption)

@@ -478,6 +478,70 @@ class GraphStore:
             frontier = nxt
         return seen, list(edges.values())
 
+    # --- browsing (the graph page) ---------------------------------------------------------
+
+    def ranked_entities(
+        self,
+        kb_id: int,
+        *,
+        types: Sequence[str] | None = None,
+        min_degree: int = 0,
+        limit: int = 300,
+    ) -> tuple[list[tuple[int, int]], int]:
+        """(entity id, degree) of the best-connected entities, highest degree first, and how
+        many entities pass the filters in all. `types` None or empty means every type."""
+        where, params = ["e.kb_id = ?", "COALESCE(d.n, 0) >= ?"], [kb_id, kb_id, kb_id, min_degree]
+        if types:
+            where.append(f"e.type IN ({','.join('?' * len(types))})")
+            params.extend(types)
+        base = (
+            "FROM entities e LEFT JOIN (SELECT id, COUNT(*) AS n FROM ("
+            " SELECT source_id AS id FROM relations WHERE kb_id = ?"
+            " UNION ALL SELECT target_id FROM relations WHERE kb_id = ?) GROUP BY id) d"
+            f" ON d.id = e.id WHERE {' AND '.join(where)}"
+        )
+        total = self.catalog._rows(f"SELECT COUNT(*) AS n {base}", params)[0]["n"]
+        rows = self.catalog._rows(
+            f"SELECT e.id, COALESCE(d.n, 0) AS degree {base} ORDER BY degree DESC, e.id LIMIT ?",
+            [*params, limit],
+        )
+        return [(r["id"], r["degree"]) for r in rows], int(total)
+
+    def degrees(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        """How many relations touch each entity (0 for none)."""
+        if not entity_ids:
+            return {}
+        marks = ",".join("?" * len(entity_ids))
+        rows = self.catalog._rows(
+            "SELECT id, COUNT(*) AS n FROM ("
+            f" SELECT source_id AS id FROM relations WHERE source_id IN ({marks})"
+            f" UNION ALL SELECT target_id FROM relations WHERE target_id IN ({marks}))"
+            " GROUP BY id",
+            [*entity_ids, *entity_ids],
+        )
+        found = {r["id"]: int(r["n"]) for r in rows}
+        return {e: found.get(e, 0) for e in entity_ids}
+
+    def relations_among(self, entity_ids: Sequence[int]) -> list[StoredRelation]:
+        """Relations whose two ends are both among the entities, strongest first."""
+        if not entity_ids:
+            return []
+        marks = ",".join("?" * len(entity_ids))
+        rows = self.catalog._rows(
+            f"SELECT * FROM relations WHERE source_id IN ({marks}) AND target_id IN ({marks})"
+            " ORDER BY weight DESC, id",
+            [*entity_ids, *entity_ids],
+        )
+        return [_relation(r) for r in rows]
+
+    def relations_of(self, entity_id: int) -> list[StoredRelation]:
+        """Every relation of one entity, either direction, strongest first."""
+        rows = self.catalog._rows(
+            "SELECT * FROM relations WHERE source_id = ? OR target_id = ? ORDER BY weight DESC, id",
+            (entity_id, entity_id),
+        )
+        return [_relation(r) for r in rows]
+
 
 def merge_descriptions(parts: Iterable[str]) -> str:
     """Join distinct descriptions; when they grow long, keep the first ones that fit.
@@ -519,3 +583,9 @@ def _delete_ids(catalog: Catalog, table: str, ids: Sequence[int]) -> None:
     if ids:
         marks = ",".join("?" * len(ids))
         catalog.db.execute(f"DELETE FROM {table} WHERE id IN ({marks})", list(ids))
+
+
+def _relation(r: dict[str, Any]) -> StoredRelation:
+    return StoredRelation(
+        r["id"], r["source_id"], r["target_id"], r["type"], r["description"], r["weight"]
+    )

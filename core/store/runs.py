@@ -78,6 +78,41 @@ class RunStore:
         rows = self.catalog._rows("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
         return [_decoded(row) for row in rows]
 
+    def since(self, after_id: int = 0, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest `limit` runs after run `after_id`, oldest first (a conversation, in order)."""
+        rows = self.catalog._rows(
+            "SELECT * FROM (SELECT * FROM runs WHERE id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+            (after_id, limit),
+        )
+        return [_decoded(row) for row in rows]
+
+    def mark(self, name: str) -> int:
+        """Set the named marker to the latest run id (e.g. where a new conversation starts)."""
+        with self.catalog.transaction():
+            self.catalog.db.execute(_MARKS_SCHEMA)
+            self.catalog.db.execute(
+                "INSERT OR REPLACE INTO run_marks (name, run_id)"
+                " VALUES (?, (SELECT COALESCE(MAX(id), 0) FROM runs))",
+                (name,),
+            )
+        return self.marker(name)
+
+    def marker(self, name: str) -> int:
+        """The run id the named marker points at; 0 when it was never set."""
+        with self.catalog.transaction():
+            self.catalog.db.execute(_MARKS_SCHEMA)
+        rows = self.catalog._rows("SELECT run_id FROM run_marks WHERE name = ?", (name,))
+        return int(rows[0]["run_id"]) if rows else 0
+
+
+# Named positions in the run log (the agent page's "new conversation"), created on first use.
+_MARKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run_marks (
+    name TEXT PRIMARY KEY,
+    run_id INTEGER NOT NULL
+);
+"""
+
 
 def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: json.loads(v) if k in _JSON_COLUMNS else v for k, v in row.items()}

@@ -1,0 +1,308 @@
+"""Background build jobs: one `KnowledgeService.add` per job, in a daemon thread.
+
+The registry lives in the server process (`build_jobs()` is a `st.cache_resource`), so a job keeps
+running while its user moves to another page, and is still listed after a browser reload. Pages
+read jobs through immutable `JobView` snapshots; only the job's own thread writes to a job, under
+the registry's lock.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from app.strings import build as T
+from core.build import BuildReport, ProgressEvent
+from core.errors import ZhixingError
+from core.ingest import sanitize_name
+from core.models import KnowledgeBase
+from core.service import KnowledgeService
+
+__all__ = ["BuildJobs", "JobBusyError", "JobView", "LogLine", "build_jobs", "estimate"]
+
+RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+_MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event; cap the memory
+_MAX_FINISHED = 50  # finished jobs kept for their summaries
+
+
+class JobBusyError(ZhixingError):
+    """A knowledge base already has a build running."""
+
+
+@dataclass(frozen=True)
+class LogLine:
+    at: float  # time.time()
+    stage: str
+    message: str
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What a page may read about a job: a snapshot, never the live object."""
+
+    id: str
+    kb: str
+    files: tuple[str, ...]
+    state: str
+    done: int
+    total: int
+    chunks: int
+    eta_s: float | None
+    log: tuple[LogLine, ...]
+    report: BuildReport | None
+    error: str
+    started_at: float
+    finished_at: float | None
+    cancel_requested: bool
+
+    @property
+    def running(self) -> bool:
+        return self.state == RUNNING
+
+    @property
+    def fraction(self) -> float:
+        if self.state != RUNNING:
+            return 1.0
+        return min(self.done / self.total, 1.0) if self.total else 0.0
+
+
+@dataclass
+class _Job:
+    id: str
+    kb: str
+    files: tuple[str, ...]
+    staging: Path | None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    state: str = RUNNING
+    done: int = 0
+    total: int = 0
+    chunks: int = 0
+    eta_s: float | None = None
+    log: list[LogLine] = field(default_factory=list)
+    report: BuildReport | None = None
+    error: str = ""
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    thread: threading.Thread | None = None
+
+    def view(self) -> JobView:
+        return JobView(
+            id=self.id,
+            kb=self.kb,
+            files=self.files,
+            state=self.state,
+            done=self.done,
+            total=self.total,
+            chunks=self.chunks,
+            eta_s=self.eta_s,
+            log=tuple(self.log),
+            report=self.report,
+            error=self.error,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            cancel_requested=self.cancel.is_set(),
+        )
+
+
+class BuildJobs:
+    """The build jobs of one server process, newest first; at most one running per knowledge
+    base."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, _Job] = {}
+
+    def start(
+        self,
+        service: KnowledgeService,
+        kb: str,
+        uploads: Sequence[tuple[str, bytes]] = (),
+        paths: Sequence[Path] = (),
+    ) -> JobView:
+        """Start adding `uploads` (name, content) and `paths` to knowledge base `kb`.
+
+        Uploads are saved under `<home>/uploads/<job id>/` by their sanitized names (a document
+        is named by its file name) and removed when the build ends.
+        """
+        service.kb(kb)  # a readable NotFoundError before anything is staged
+        if not uploads and not paths:
+            raise ZhixingError(T.NOTHING_TO_BUILD)
+        self.check_idle(kb)
+        job_id = uuid.uuid4().hex[:12]
+        # Staging writes files: do it outside the lock, then check again before registering.
+        staging = service.settings.home / "uploads" / job_id if uploads else None
+        staged = _stage(staging, uploads) if staging else []
+        all_paths = [*staged, *(Path(p) for p in paths)]
+        job = _Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
+        self._log(job, T.LOG_STAGE_JOB, T.LOG_STAGED.format(count=len(all_paths)))
+        job.thread = threading.Thread(
+            target=self._run,
+            args=(job, service, all_paths),
+            name=f"zhixing-build-{job_id}",
+            daemon=True,
+        )
+        with self._lock:
+            try:
+                self._check_idle(kb)
+            except JobBusyError:
+                if staging is not None:
+                    shutil.rmtree(staging, ignore_errors=True)
+                raise
+            self._jobs = {job_id: job, **self._jobs}
+            self._trim()
+            job.thread.start()
+            return job.view()
+
+    def get(self, job_id: str) -> JobView | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job.view() if job else None
+
+    def list(self, kb: str | None = None) -> list[JobView]:
+        """Every job (newest first), or only those of one knowledge base."""
+        with self._lock:
+            return [j.view() for j in self._jobs.values() if kb is None or j.kb == kb]
+
+    def running(self, kb: str) -> JobView | None:
+        with self._lock:
+            job = self._running(kb)
+            return job.view() if job else None
+
+    def check_idle(self, kb: str) -> None:
+        """Raise JobBusyError when `kb` has a build running (before removing or deleting)."""
+        with self._lock:
+            self._check_idle(kb)
+
+    def cancel(self, job_id: str) -> None:
+        """Ask a job to stop after the document it is on; what is built stays."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is not None:
+            job.cancel.set()
+
+    def forget(self, job_id: str) -> None:
+        """Drop a finished job from the list (a running one stays)."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is not None and job.state != RUNNING:
+                del self._jobs[job_id]
+
+    def wait(self, job_id: str, timeout: float | None = None) -> JobView:
+        """Block until the job ends (or `timeout` seconds pass); return its latest view."""
+        with self._lock:
+            job = self._jobs[job_id]
+        if job.thread is not None:
+            job.thread.join(timeout)
+        with self._lock:
+            return job.view()
+
+    def wait_all(self, timeout: float | None = None) -> None:
+        """Wait for every running job: call before closing the service they use."""
+        with self._lock:
+            threads = [j.thread for j in self._jobs.values() if j.thread is not None]
+        for thread in threads:
+            thread.join(timeout)
+
+    # --- the job's thread ----------------------------------------------------------------------
+
+    def _run(self, job: _Job, service: KnowledgeService, paths: list[Path]) -> None:
+        def on_event(event: ProgressEvent) -> None:
+            with self._lock:
+                job.done, job.total = event.done, event.total
+                job.chunks, job.eta_s = event.chunks, event.eta_s
+                self._log(job, event.stage, event.message)
+
+        report: BuildReport | None = None
+        error = ""
+        try:
+            report = service.add(job.kb, paths, on_event=on_event, cancel=job.cancel)
+        except ZhixingError as exc:
+            error = str(exc)
+        except Exception as exc:  # a bug must end the job readably, not kill it silently
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if job.staging is not None:
+                shutil.rmtree(job.staging, ignore_errors=True)
+        with self._lock:
+            job.report, job.finished_at = report, time.time()
+            if report is None or report.stopped:
+                job.state, job.error = FAILED, error or (report.stopped if report else "")
+                self._log(job, T.LOG_STAGE_JOB, T.LOG_FAILED.format(error=job.error))
+            elif job.cancel.is_set() and job.done < job.total:
+                # A cancel that came after the last document changed nothing: that job is done.
+                job.state = CANCELLED
+                self._log(job, T.LOG_STAGE_JOB, T.LOG_CANCELLED)
+            else:
+                job.state = DONE
+                self._log(job, T.LOG_STAGE_JOB, T.LOG_FINISHED)
+
+    # --- under the lock -----------------------------------------------------------------------
+
+    def _log(self, job: _Job, stage: str, message: str) -> None:
+        job.log.append(LogLine(time.time(), stage, message))
+        if len(job.log) > _MAX_LOG:
+            del job.log[: len(job.log) - _MAX_LOG]
+
+    def _running(self, kb: str) -> _Job | None:
+        return next((j for j in self._jobs.values() if j.kb == kb and j.state == RUNNING), None)
+
+    def _check_idle(self, kb: str) -> None:
+        if self._running(kb) is not None:
+            raise JobBusyError(T.BUSY.format(kb=kb))
+
+    def _trim(self) -> None:
+        finished = [i for i, j in self._jobs.items() if j.state != RUNNING]
+        for job_id in finished[_MAX_FINISHED:]:
+            del self._jobs[job_id]
+
+
+def _stage(folder: Path, uploads: Sequence[tuple[str, bytes]]) -> list[Path]:
+    """Save uploads by their sanitized names; a repeated name goes to a subfolder so that the
+    pipeline reports it as a duplicate instead of one file silently replacing the other."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    seen: set[str] = set()
+    for i, (name, content) in enumerate(uploads):
+        clean = sanitize_name(name)
+        target = folder / clean if clean not in seen else folder / f"dup-{i}" / clean
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        seen.add(clean)
+        paths.append(target)
+    return paths
+
+
+def estimate(
+    service: KnowledgeService, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
+) -> dict[str, dict[str, Any]] | None:
+    """The LLM cost of building `uploads` in each mode into a new knowledge base; None offline.
+
+    Parses and chunks the files (a dry pass), so call it on demand, not on every rerun.
+    """
+    if not service.settings.llm_configured or not uploads:
+        return None
+    folder = service.settings.home / "uploads" / f"estimate-{uuid.uuid4().hex[:12]}"
+    try:
+        paths = _stage(folder, uploads)
+        # A knowledge base not created yet: no documents, so nothing counts as already built.
+        return {
+            mode: service.pipeline.estimate(KnowledgeBase(id=-1, name="new", mode=mode), paths)
+            or {}
+            for mode in modes
+        }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@st.cache_resource
+def build_jobs() -> BuildJobs:
+    """The server process's build jobs, shared by every session and page."""
+    return BuildJobs()

@@ -1,0 +1,179 @@
+"""What the recall and agent pages show alike: hits, answers, citations and agentic rounds.
+
+`RoundsView` turns the agentic loop's trace events (DESIGN §6) into one `st.status` block per
+round, expanded while the round runs and collapsed once it is judged; the same view replays a
+stored run's trace with every round collapsed. The content mirrors `zhixing ask`'s trace lines.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
+from app.strings import recall as T
+from core.models import Hit
+
+
+def provenance(strategies: Mapping[str, int]) -> str:
+    """Which strategies found a hit and at which rank, best first: "basic #1 · keyword #3"."""
+    ranked = sorted(strategies.items(), key=lambda item: (item[1], item[0]))
+    return " · ".join(f"{name} #{rank}" for name, rank in ranked)
+
+
+def where(page: int, line_start: int = 0, line_end: int = 0) -> str:
+    """The page of a hit, and its lines when known (text documents are one long page)."""
+    parts = [T.PAGE.format(page=page)] if page > 0 else []
+    if line_end > line_start > 0:
+        parts.append(T.LINES.format(start=line_start, end=line_end))
+    return " · ".join(parts) or "—"
+
+
+def render_hits(hits: Sequence[Hit], header: str) -> None:
+    """One expander per hit: rank, fused score, document, page and provenance; the text inside."""
+    st.subheader(header.format(count=len(hits)))
+    if not hits:
+        st.caption(T.NO_HITS)
+    for rank, hit in enumerate(hits, start=1):
+        label = T.HIT_LABEL.format(
+            rank=rank,
+            document=hit.document,
+            where=where(hit.page, hit.line_start, hit.line_end),
+            score=hit.score,
+            provenance=provenance(hit.strategies),
+        )
+        with st.expander(label):
+            st.caption(T.HIT_META.format(kb=hit.kb, heading=" › ".join(hit.heading_path) or "—"))
+            st.text(hit.text)
+
+
+def _pieces(text: str, size: int = 6, total_s: float = 1.5) -> Iterator[str]:
+    """The text in small pieces, paced so that even a long answer streams in about `total_s`."""
+    parts = [text[i : i + size] for i in range(0, len(text), size)]
+    delay = min(0.02, total_s / max(len(parts), 1))
+    for part in parts:
+        yield part
+        time.sleep(delay)
+
+
+def render_answer(answer: Mapping[str, Any], *, stream: bool = False) -> None:
+    """The answer (`Answer.to_json()`); the not-found sentence is shown exactly, as a notice."""
+    text = str(answer.get("answer", ""))
+    if not answer.get("found"):
+        st.info(text)
+    elif stream:
+        st.write_stream(_pieces(text))
+    else:
+        st.markdown(text)
+    render_citations(answer.get("citations", []))
+
+
+def render_citations(citations: Sequence[Mapping[str, Any]]) -> None:
+    """Each `[n]` as an expander that reveals the cited chunk: document, page and text."""
+    if not citations:
+        return
+    st.caption(T.CITATIONS_HEADER)
+    for citation in citations:
+        label = T.CITATION_LABEL.format(
+            n=citation["n"], document=citation["document"], where=where(int(citation["page"]))
+        )
+        with st.expander(label):
+            st.text(citation["text"])
+
+
+def _listed(items: Sequence[str]) -> str:
+    return "、".join(items) if items else T.NONE
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or T.NONE
+
+
+class RoundsView:
+    """A sink for `KnowledgeService.ask(on_event=...)`: renders each round as it happens.
+
+    `live=False` replays a stored trace: every round starts collapsed. The loop may report from
+    another thread; the view lends it the script's context first, as `build_sample` does.
+    """
+
+    def __init__(self, *, live: bool = True) -> None:
+        self._ctx = get_script_run_ctx()
+        self._live = live
+        self._parent = st.container()
+        self._status: Any = None  # the open round's st.status block
+        self._round = 0
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        if get_script_run_ctx() is None and self._ctx is not None:
+            add_script_run_ctx(threading.current_thread(), self._ctx)
+        node = event.get("node")
+        n = int(event.get("round") or self._round or 1)
+        if node == "plan":
+            self._open(n).markdown(T.ROUND_ASPECTS.format(aspects=_listed(event["aspects"])))
+        elif node == "refine":
+            if not event.get("queries"):
+                self._parent.caption(T.NO_NEW_QUERIES)
+                return
+            self._open(n).markdown(T.ROUND_GAPS.format(missing=_listed(event.get("missing", []))))
+        elif node == "retrieve":
+            self._retrieved(self._current(n), event)
+        elif node == "evaluate":
+            self._evaluated(self._current(n), event, n)
+        elif node == "merge":
+            self.close()
+            by_aspect = ", ".join(f"{a} {k}" for a, k in event.get("by_aspect", {}).items())
+            self._parent.caption(
+                T.MERGED.format(evidence=event.get("evidence", 0), by_aspect=by_aspect or T.NONE)
+            )
+
+    def close(self) -> None:
+        """Mark a round left open (a run that stopped early) as done."""
+        if self._status is not None:
+            self._status.update(state="complete", expanded=False)
+            self._status = None
+
+    def replay(self, events: Sequence[Mapping[str, Any]]) -> None:
+        for event in events:
+            self(event)
+        self.close()
+
+    def _open(self, n: int) -> DeltaGenerator:
+        self.close()
+        self._round = n
+        self._status = self._parent.status(T.ROUND_RUNNING.format(n=n), expanded=self._live)
+        return self._status
+
+    def _current(self, n: int) -> DeltaGenerator:
+        return self._status if self._status is not None and self._round == n else self._open(n)
+
+    def _retrieved(self, box: DeltaGenerator, event: Mapping[str, Any]) -> None:
+        lines = [
+            T.ROUND_QUERY_LINE.format(
+                query=q["query"], hits=q["hits"], counts=_counts(q.get("hits_by_strategy", {}))
+            )
+            for q in event.get("per_query", [])
+        ] or [f"- {q}" for q in event.get("queries", [])]
+        box.markdown("\n".join([T.ROUND_QUERIES, *lines]))
+        box.markdown(T.ROUND_HITS_BY_STRATEGY.format(counts=_counts(event["hits_by_strategy"])))
+        box.markdown(
+            T.ROUND_NEW_EVIDENCE.format(new=event["new_evidence"], total=event.get("evidence", 0))
+        )
+
+    def _evaluated(self, box: Any, event: Mapping[str, Any], n: int) -> None:
+        judge = T.JUDGE.get(event.get("judge", ""), event.get("judge", ""))
+        missing = list(event.get("missing", []))
+        if event.get("sufficient"):
+            box.markdown(T.ROUND_VERDICT_OK.format(judge=judge))
+            label = T.ROUND_SUFFICIENT.format(n=n)
+        else:
+            box.markdown(T.ROUND_VERDICT_MISSING.format(judge=judge))
+            label = T.ROUND_MISSING.format(n=n, missing=_listed(missing))
+        box.markdown(T.ROUND_COVERED.format(aspects=_listed(event.get("covered", []))))
+        box.markdown(T.ROUND_MISSING_LINE.format(aspects=_listed(missing)))
+        box.update(label=label, state="complete", expanded=False)
+        self._status = None

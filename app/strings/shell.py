@@ -1,0 +1,32 @@
+"""The shell: navigation, sidebar, empty state, errors."""
+
+APP_TITLE = "知行 Zhixing"
+TAGLINE = "本地优先的知识库，内置智能体 · A local-first knowledge base with an agent built in"
+
+NAV_BUILD = "构建 Build"
+NAV_GRAPH = "图谱 Graph"
+NAV_RECALL = "召回 Recall"
+NAV_AGENT = "智能体 Agent"
+NAV_SETTINGS = "设置 Settings"
+
+SIDEBAR_KBS = "知识库"
+SIDEBAR_NO_KB = "还没有知识库"
+SIDEBAR_KB_LINE = "{name} · {documents} 篇文档 · {chunks} 块"
+SIDEBAR_LLM = "大模型"
+SIDEBAR_LLM_OFFLINE = "内置离线模式 (built-in offline mode)"
+SIDEBAR_LLM_ONLINE = "{model} @ {endpoint}"
+SIDEBAR_EMBEDDING = "向量模型"
+
+EMPTY_TITLE = "欢迎使用知行"
+EMPTY_BODY = (
+    "还没有知识库。可以在「构建」页上传自己的文档，或者先用内置的示例文档"
+    "（Java 安全编码规范，中文与英文各一篇）建一个示例知识库，一分钟内看到每个页面的效果。"
+)
+EMPTY_SAMPLE_BUTTON = "建立示例知识库 Build the sample knowledge base"
+SAMPLE_KB_NAME = "sample"
+SAMPLE_KB_DESCRIPTION = "示例：Java 安全编码规范（中文、英文）"
+SAMPLE_BUILDING = "正在建立示例知识库…"
+SAMPLE_DONE = "示例知识库已建好：{documents} 篇文档，{chunks} 块。"
+
+ERROR_PREFIX = "出错了："
+SERVICE_ERROR = "无法打开知识库目录：{error}"

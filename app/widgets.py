@@ -1,0 +1,105 @@
+"""Small widgets every page shares: readable errors, the sidebar, the knowledge-base picker."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
+from app.strings import shell as T
+from core.build import ProgressEvent
+from core.errors import ZhixingError
+from core.service import KnowledgeService
+
+R = TypeVar("R")
+
+
+def show_error(exc: BaseException) -> None:
+    """A readable sentence, never a traceback: Zhixing's own errors already are one."""
+    message = str(exc) if isinstance(exc, ZhixingError) else f"{type(exc).__name__}: {exc}"
+    st.error(f"{T.ERROR_PREFIX}{message}")
+
+
+def guarded(fn: Callable[[], R]) -> R | None:
+    """Run `fn`; show a failure as a readable message and return None."""
+    try:
+        return fn()
+    except ZhixingError as exc:
+        show_error(exc)
+        return None
+
+
+def sidebar(service: KnowledgeService) -> None:
+    """Knowledge bases, LLM mode and embedding model, on every page."""
+    settings = service.settings
+    with st.sidebar:
+        st.subheader(T.SIDEBAR_KBS)
+        kbs = service.list_kbs()
+        if not kbs:
+            st.caption(T.SIDEBAR_NO_KB)
+        for kb in kbs:
+            documents, chunks = service.catalog.kb_counts(kb.id)
+            st.caption(T.SIDEBAR_KB_LINE.format(name=kb.name, documents=documents, chunks=chunks))
+        st.subheader(T.SIDEBAR_LLM)
+        if settings.llm_configured:
+            st.caption(
+                T.SIDEBAR_LLM_ONLINE.format(
+                    model=settings.chat_model, endpoint=settings.openai_base_url
+                )
+            )
+        else:
+            st.caption(T.SIDEBAR_LLM_OFFLINE)
+        st.subheader(T.SIDEBAR_EMBEDDING)
+        st.caption(service.embedder.name)
+
+
+def kb_names(service: KnowledgeService) -> list[str]:
+    return [kb.name for kb in service.list_kbs()]
+
+
+SAMPLES = Path(__file__).resolve().parent / "samples"
+
+
+def empty_state(service: KnowledgeService) -> bool:
+    """With no knowledge base yet: explain, and offer to build the shipped sample.
+
+    Returns True when the page can go on (a knowledge base exists), False after showing the
+    empty state.
+    """
+    if service.list_kbs():
+        return True
+    st.subheader(T.EMPTY_TITLE)
+    st.info(T.EMPTY_BODY)
+    if st.button(T.EMPTY_SAMPLE_BUTTON, type="primary", key="build-sample"):
+        build_sample(service)
+        st.rerun()
+    return False
+
+
+def build_sample(service: KnowledgeService) -> None:
+    """Build the sample knowledge base from app/samples, in graph mode, showing its stages."""
+    ctx = get_script_run_ctx()
+
+    def write(event: ProgressEvent) -> None:
+        # The pipeline reports from its worker threads: lend them this script's context.
+        if get_script_run_ctx() is None:
+            add_script_run_ctx(threading.current_thread(), ctx)
+        status.write(f"{event.stage}: {event.message}")
+
+    with st.status(T.SAMPLE_BUILDING, expanded=True) as status:
+        try:
+            service.create_kb(T.SAMPLE_KB_NAME, mode="graph", description=T.SAMPLE_KB_DESCRIPTION)
+            report = service.add(T.SAMPLE_KB_NAME, sorted(SAMPLES.glob("*.md")), on_event=write)
+        except ZhixingError as exc:
+            status.update(state="error")
+            show_error(exc)
+            return
+        status.update(
+            label=T.SAMPLE_DONE.format(documents=len(report.added), chunks=report.chunks),
+            state="complete",
+            expanded=False,
+        )

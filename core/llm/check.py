@@ -1,0 +1,77 @@
+"""The "test connection" button: one small structured call to each configured model, and one embedding.
+
+It goes through the same client the builds use (structured output method, retries off), so a
+success here means extraction and answers will work; a failure says exactly what went wrong,
+in the client's words, without echoing the API key.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from pydantic import BaseModel, Field
+
+from core.config import Settings
+from core.errors import ZhixingError
+from core.llm.prompts import Role
+
+__all__ = ["ConnectionCheck", "check_connection"]
+
+
+class Pong(BaseModel):
+    """The reply to a connection check."""
+
+    ok: bool = Field(description="Always true.")
+
+
+_PING = Role(
+    name="connection_check",
+    system="You answer connection checks.",
+    template='Reply with {{"ok": true}}. ({nonce})',
+    schema=Pong,
+    completion_tokens=lambda _: 5,
+)
+
+
+@dataclass
+class ConnectionCheck:
+    ok: bool
+    lines: list[str] = field(default_factory=list)  # one per model or embedding tried
+
+
+def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> ConnectionCheck:
+    """Try the chat model, the fast model (when different) and an OpenAI embedding model."""
+    from core.llm.client import LLMClient
+
+    if not settings.llm_configured:
+        return ConnectionCheck(False, ["No endpoint is configured: Zhixing runs offline."])
+    client = LLMClient(settings, None, timeout_s=timeout_s, max_attempts=1)
+    result = ConnectionCheck(True)
+    models = dict.fromkeys([settings.chat_model, settings.fast_model or settings.chat_model])
+    for model in models:
+        role = replace(_PING, fast=model != settings.chat_model)
+        start = time.perf_counter()
+        try:
+            client.call(role, {"nonce": time.time_ns()})
+        except ZhixingError as exc:
+            result.ok = False
+            result.lines.append(f"✗ {model} @ {client.shown_url}: {exc}")
+            continue
+        ms = (time.perf_counter() - start) * 1000
+        result.lines.append(f"✓ {model} @ {client.shown_url}: replied in {ms:.0f} ms")
+    if settings.embedding.startswith("openai:"):
+        from core.llm.embeddings import OpenAIEmbedder
+
+        name = settings.embedding.split(":", 1)[1]
+        start = time.perf_counter()
+        try:
+            embedder = OpenAIEmbedder(settings, name, timeout_s=timeout_s, max_attempts=1)
+            dimension = embedder.embed(["connection check"]).shape[1]
+        except ZhixingError as exc:
+            result.ok = False
+            result.lines.append(f"✗ embedding {name}: {exc}")
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            result.lines.append(f"✓ embedding {name}: {dimension} dimensions in {ms:.0f} ms")
+    return result

@@ -1,0 +1,192 @@
+"""Entity subgraph -> self-contained pyvis HTML (the only module that imports pyvis).
+
+The HTML must work on an intranet with no internet: pyvis 0.3.2 inlines vis-network with
+`cdn_resources="in_line"`, but its template still links bootstrap from cdn.jsdelivr.net, so every
+tag that loads from http(s) is cut out after rendering, and `render_graph` refuses to return HTML
+that still points outside.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pyvis.network import Network
+
+__all__ = ["GraphEdge", "GraphNode", "RenderedGraph", "node_size", "render_graph", "type_colours"]
+
+# Fixed colours for the entity types the extractors produce, so a type looks the same everywhere.
+KNOWN_COLOURS: dict[str, str] = {
+    "concept": "#4e79a7",
+    "weakness": "#e15759",
+    "vulnerability": "#ff9da7",
+    "standard": "#59a14f",
+    "clause": "#8cd17d",
+    "technology": "#f28e2b",
+    "control": "#76b7b2",
+    "encryption": "#b07aa1",
+    "organization": "#edc948",
+    "person": "#9c755f",
+    "api": "#499894",
+    "product": "#d37295",
+}
+# Other types take the first of these that no type in the same graph uses yet.
+EXTRA_COLOURS = (
+    "#79706e",
+    "#a0cbe8",
+    "#ffbe7d",
+    "#d4a6c8",
+    "#86bcb6",
+    "#f1ce63",
+    "#b6992d",
+    "#fabfd2",
+    "#bab0ac",
+    "#d7b5a6",
+    "#2f4b7c",
+    "#665191",
+)
+SYMMETRIC = {"related_to"}  # drawn without an arrow, as stored (core.store.graph)
+
+_EXTERNAL_TAG = re.compile(
+    r"<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//[^>]*>(?:\s*</script>)?",
+    re.IGNORECASE,
+)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
+_OUTSIDE = re.compile(r"(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    id: int
+    name: str
+    type: str
+    degree: int = 0
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    source: int
+    target: int
+    type: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class RenderedGraph:
+    html: str
+    legend: list[tuple[str, str]]  # (entity type, colour), in the order the types first appear
+
+
+def type_colours(types: Iterable[str]) -> dict[str, str]:
+    """Give each type a colour: known types their fixed one, others distinct spare ones."""
+    distinct = sorted(set(types))
+    out = {t: KNOWN_COLOURS[t] for t in distinct if t in KNOWN_COLOURS}
+    spare = [c for c in EXTRA_COLOURS if c not in out.values()]
+    for t in (t for t in distinct if t not in out):
+        # A stable colour even when the spare palette runs out (many custom types).
+        out[t] = spare.pop(0) if spare else f"#{zlib.crc32(t.encode()) & 0xFFFFFF:06x}"
+    return out
+
+
+def node_size(degree: int) -> float:
+    """Grow with degree, slowly enough that hubs don't cover the graph."""
+    return round(10 + 8 * math.log1p(max(degree, 0)), 2)
+
+
+def render_graph(
+    nodes: Sequence[GraphNode],
+    edges: Sequence[GraphEdge],
+    *,
+    height: int = 650,
+    highlight: Iterable[int] = (),
+) -> RenderedGraph:
+    """Render nodes and edges as one HTML page with vis-network inlined and nothing remote.
+
+    `highlight` nodes (a searched entity) get a thick border. Edges whose ends are not among the
+    nodes are dropped.
+    """
+    colours = type_colours(n.type for n in nodes)
+    marked = set(highlight)
+    net = Network(height=f"{height - 20}px", width="100%", directed=True, cdn_resources="in_line")
+    for n in nodes:
+        net.add_node(
+            n.id,
+            label=n.name,
+            title=_tooltip(n),
+            color=colours[n.type],
+            size=node_size(n.degree),
+            borderWidth=4 if n.id in marked else 1,
+        )
+    ids = {n.id for n in nodes}
+    for e in edges:
+        if e.source in ids and e.target in ids:
+            net.add_edge(
+                e.source,
+                e.target,
+                label=e.type,
+                title=e.description or e.type,
+                arrows="" if e.type in SYMMETRIC else "to",
+            )
+    net.options = _OPTIONS
+    legend = list(dict.fromkeys((n.type, colours[n.type]) for n in nodes))
+    return RenderedGraph(_offline(net.generate_html(), legend), legend)
+
+
+def _tooltip(node: GraphNode) -> str:
+    # vis-network shows a string title as text, so newlines (not HTML) separate the lines.
+    lines = [node.name, f"类型 type: {node.type}", f"度 degree: {node.degree}"]
+    if node.description:
+        lines.append(_wrap(node.description[:400]))
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int = 60) -> str:
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+def _offline(page: str, legend: Sequence[tuple[str, str]]) -> str:
+    page = _EMPTY_HEADING.sub("", _EXTERNAL_TAG.sub("", page))
+    page = page.replace("<body>", "<body>" + _legend_html(legend), 1)
+    page = page.replace("</head>", f"<style>{_CSS}</style></head>", 1)
+    if _OUTSIDE.search(page):
+        raise RuntimeError("The graph HTML still loads something from the internet.")
+    return page
+
+
+def _legend_html(legend: Sequence[tuple[str, str]]) -> str:
+    items = "".join(
+        f'<span class="zx-type"><i style="background:{colour}"></i>{html.escape(t)}</span>'
+        for t, colour in legend
+    )
+    return f'<div class="zx-legend">{items}</div>'
+
+
+_CSS = (
+    "body{margin:0;font-family:sans-serif}"
+    ".zx-legend{font-size:13px;padding:4px 2px}"
+    ".zx-type{margin-right:12px;white-space:nowrap}"
+    ".zx-type i{display:inline-block;width:11px;height:11px;border-radius:50%;"
+    "margin-right:4px;vertical-align:middle}"
+    "div.vis-tooltip{white-space:pre-wrap;max-width:480px}"
+)
+
+_OPTIONS = {
+    "physics": {
+        "enabled": True,
+        "solver": "forceAtlas2Based",
+        "forceAtlas2Based": {"gravitationalConstant": -60, "springLength": 110},
+        "stabilization": {"enabled": True, "iterations": 200},
+    },
+    "interaction": {"hover": True, "tooltipDelay": 150, "navigationButtons": False},
+    "nodes": {"shape": "dot", "font": {"size": 14}},
+    "edges": {
+        "font": {"size": 10, "align": "middle", "color": "#555555"},
+        "color": {"color": "#b0b0b0", "highlight": "#333333"},
+        "smooth": {"enabled": True, "type": "dynamic"},
+    },
+}

@@ -1,0 +1,251 @@
+"""The build page (构建): create knowledge bases, watch their builds, manage their documents."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from app.jobs import JobView, build_jobs, estimate
+from app.services import knowledge_service
+from app.strings import build as T
+from app.widgets import empty_state, guarded, kb_names, show_error
+from core.errors import ZhixingError
+
+MODES = ("graph", "index")
+MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}
+MODE_HELP = {"graph": T.MODE_GRAPH_HELP, "index": T.MODE_INDEX_HELP}
+TAIL = 12  # log lines shown while a job runs; the rest are in the expander
+
+service = knowledge_service()
+jobs = build_jobs()
+st.session_state.setdefault("build-generation", 0)  # bumped to reset the upload widgets
+
+
+def uploads(files: Any) -> list[tuple[str, bytes]]:
+    return [(f.name, f.getvalue()) for f in files or []]
+
+
+def flash(message: str) -> None:
+    """Show `message` after the rerun that follows a change."""
+    st.session_state["build-flash"] = message
+    st.session_state["build-generation"] += 1
+    st.rerun()
+
+
+def act(step: Callable[[], object], message: str) -> None:
+    """Run one change; on success rerun with `message`, on failure say why."""
+    try:
+        step()
+    except ZhixingError as exc:
+        show_error(exc)
+        return
+    flash(message)
+
+
+def mode_captions(files: Any) -> list[str]:
+    if not service.settings.llm_configured:
+        return [f"{MODE_HELP[m]} {T.MODE_OFFLINE_COST}" for m in MODES]
+    key = tuple((f.name, f.size) for f in files or [])
+    costs = st.session_state.get("build-estimate", {}).get(key)
+    if files and costs is None and st.button(T.ESTIMATE, key="create-estimate"):
+        costs = guarded(lambda: estimate(service, uploads(files), MODES)) or {}
+        st.session_state["build-estimate"] = {key: costs}
+    if not costs:
+        return [f"{MODE_HELP[m]} {T.MODE_ONLINE_UNKNOWN}" for m in MODES]
+    return [
+        f"{MODE_HELP[m]} "
+        + T.MODE_ONLINE_COST.format(
+            calls=costs[m].get("calls", 0),
+            cached=costs[m].get("cached", 0),
+            tokens=costs[m].get("tokens", 0),
+        )
+        for m in MODES
+    ]
+
+
+def create_form() -> None:
+    gen = st.session_state["build-generation"]
+    with st.container(border=True):
+        st.subheader(T.CREATE_TITLE)
+        name = st.text_input(T.NAME, key=f"create-name-{gen}", help=T.NAME_HELP)
+        files = st.file_uploader(
+            T.FILES, T.FILE_TYPES, accept_multiple_files=True, key=f"create-files-{gen}"
+        )
+        st.caption(T.FILES_HELP)
+        mode = st.radio(
+            T.MODE, MODES, format_func=MODE_LABELS.get, captions=mode_captions(files), key="mode"
+        )
+        tags = st.text_input(T.TAGS, key=f"create-tags-{gen}", placeholder=T.TAGS_HELP)
+        description = st.text_area(T.DESCRIPTION, key=f"create-description-{gen}", height=80)
+        if st.button(T.CREATE, type="primary", key="create-submit"):
+            create(name.strip(), files, mode, tags, description.strip())
+
+
+def create(name: str, files: Any, mode: str, tags: str, description: str) -> None:
+    """Check the input first, so that bad input creates nothing."""
+    if not name:
+        st.error(T.NEED_NAME)
+    elif name in kb_names(service):
+        st.error(T.DUPLICATE_NAME.format(name=name))
+    elif not files:
+        st.error(T.NEED_FILES)
+    else:
+        tag_list = [t.strip() for t in tags.replace("，", ",").split(",") if t.strip()]
+        try:
+            service.create_kb(name, mode=mode, tags=tag_list, description=description)
+        except ZhixingError as exc:
+            show_error(exc)
+            return
+        try:
+            jobs.start(service, name, uploads(files))
+        except ZhixingError as exc:
+            service.delete_kb(name)  # no half-made knowledge base without its documents
+            show_error(exc)
+            return
+        flash(T.CREATED.format(name=name))
+
+
+def log_text(view: JobView, lines: int | None = None) -> str:
+    log = view.log[-lines:] if lines else view.log
+    return "\n".join(
+        f"{time.strftime('%H:%M:%S', time.localtime(line.at))}  {line.stage:<6} {line.message}"
+        for line in log
+    )
+
+
+def job_header(view: JobView) -> str:
+    state = {
+        "running": T.STATE_RUNNING,
+        "done": T.STATE_DONE,
+        "failed": T.STATE_FAILED,
+        "cancelled": T.STATE_CANCELLED,
+    }[view.state]
+    return T.JOB_LABEL.format(kb=view.kb, files=len(view.files), state=state)
+
+
+@st.fragment(run_every=1.0)
+def live_job(job_id: str) -> None:
+    """Refresh a running job every second; rerun the page once it ends (documents changed)."""
+    view = jobs.get(job_id)
+    if view is None or not view.running:
+        st.rerun()
+    with st.container(border=True):
+        st.markdown(f"**{job_header(view)}**")
+        eta = T.ETA.format(seconds=view.eta_s) if view.eta_s else ""
+        text = T.PROGRESS.format(done=view.done, total=view.total, chunks=view.chunks, eta=eta)
+        st.progress(view.fraction, text=text)
+        st.code(log_text(view, TAIL), language=None)
+        with st.expander(T.LOG_FULL.format(lines=len(view.log))):
+            st.code(log_text(view), language=None)
+        if view.cancel_requested:
+            st.caption(T.CANCELLING)
+        else:
+            st.button(T.CANCEL, key=f"cancel-{job_id}", on_click=jobs.cancel, args=(job_id,))
+
+
+def finished_job(view: JobView) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{job_header(view)}**")
+        report = view.report
+        if view.state == "failed":
+            st.error(view.error)
+        if report is not None:
+            summary = T.SUMMARY.format(
+                added=len(report.added),
+                replaced=len(report.replaced),
+                skipped=len(report.skipped),
+                failed=len(report.failed),
+                chunks=report.chunks,
+                seconds=report.seconds,
+            )
+            (st.warning if report.failed else st.success)(summary)
+            for failure in report.failed:
+                st.caption(T.FAILED_ITEM.format(source=failure.source, error=failure.error))
+            for warning in report.warnings:
+                st.caption(warning)
+        if view.state == "cancelled":
+            st.info(T.CANCELLED_NOTE)
+        with st.expander(T.LOG_FULL.format(lines=len(view.log))):
+            st.code(log_text(view), language=None)
+        st.button(T.DISMISS, key=f"dismiss-{view.id}", on_click=jobs.forget, args=(view.id,))
+
+
+def jobs_panel() -> None:
+    views = jobs.list()
+    if views:
+        st.subheader(T.JOBS_TITLE)
+    for view in views:
+        if view.running:
+            live_job(view.id)
+        else:
+            finished_job(view)
+
+
+def kb_table() -> str | None:
+    """The knowledge bases, filtered by tag; returns the one picked for a closer look."""
+    kbs = service.list_kbs()
+    st.subheader(T.KBS_TITLE)
+    all_tags = sorted({t for kb in kbs for t in kb.tags})
+    chosen = st.multiselect(T.FILTER_TAGS, all_tags, key="kb-tags") if all_tags else []
+    shown = [kb for kb in kbs if not chosen or set(chosen) & set(kb.tags)]
+    if not shown:
+        st.info(T.NO_MATCH)
+        return None
+    rows = []
+    for kb in shown:
+        documents, chunks = service.catalog.kb_counts(kb.id)
+        values = [kb.name, T.MODE_NAMES.get(kb.mode, kb.mode), ", ".join(kb.tags)]
+        values += [documents, chunks, kb.description]
+        rows.append(dict(zip(T.KB_COLUMNS.values(), values, strict=True)))
+    st.dataframe(rows, hide_index=True, key="kb-table")
+    return st.selectbox(T.PICK_KB, [kb.name for kb in shown], key="kb-pick")
+
+
+def documents_panel(name: str) -> None:
+    gen = st.session_state["build-generation"]
+    st.markdown(f"#### {T.DOCS_TITLE.format(name=name)}")
+    docs = guarded(lambda: service.documents(name)) or []
+    if docs:
+        fields = list(T.DOC_COLUMNS)
+        rows = [{T.DOC_COLUMNS[f]: getattr(d, f) for f in fields} for d in docs]
+        st.dataframe(rows, hide_index=True, key="doc-table")
+    else:
+        st.caption(T.NO_DOCS)
+    busy = jobs.running(name) is not None
+    if busy:
+        st.info(T.BUSY.format(kb=name))
+    added = st.file_uploader(
+        T.ADD_FILES, T.FILE_TYPES, accept_multiple_files=True, key=f"add-files-{name}-{gen}"
+    )
+    if st.button(T.ADD, key="add-submit", disabled=busy or not added):
+        act(
+            lambda: jobs.start(service, name, uploads(added)),
+            T.ADD_STARTED.format(name=name, count=len(added)),
+        )
+    if docs:
+        source = st.selectbox(T.REMOVE_PICK, [d.source for d in docs], key=f"remove-{name}")
+        if st.button(T.REMOVE, key="remove-submit", disabled=busy):
+            act(
+                lambda: (jobs.check_idle(name), service.remove(name, source)),
+                T.REMOVED.format(source=source),
+            )
+    with st.expander(T.DELETE_TITLE):
+        confirm = st.checkbox(T.DELETE_CONFIRM.format(name=name), key=f"delete-confirm-{name}")
+        if st.button(T.DELETE, key="delete-submit", disabled=busy or not confirm):
+            act(
+                lambda: (jobs.check_idle(name), service.delete_kb(name)),
+                T.DELETED.format(name=name),
+            )
+
+
+st.title(T.TITLE)
+if message := st.session_state.pop("build-flash", None):
+    st.success(message)
+has_kbs = empty_state(service)
+create_form()
+jobs_panel()
+if has_kbs and (picked := kb_table()):
+    documents_panel(picked)

@@ -1,0 +1,111 @@
+"""Settings: the LLM endpoint, models, structured-output method and embedding, with a
+"test connection" button. API keys are masked and never echoed back."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from app.services import embedder, knowledge_service
+from app.strings import settings as T
+from app.widgets import show_error
+from core.config import Settings, load_saved, save_settings
+from core.errors import ZhixingError
+from core.llm.check import check_connection
+
+STRUCTURED = ("json_schema", "function_calling", "json_mode")
+
+service = knowledge_service()
+current = service.settings
+home = current.home
+saved = load_saved(home)
+
+st.title(T.TITLE)
+st.caption(T.INTRO)
+if st.session_state.pop("settings-saved", False):
+    st.success(T.SAVED)
+
+
+def _env_note(name: str) -> None:
+    if os.environ.get(name):
+        st.caption(T.FROM_ENV.format(name=name))
+
+
+with st.form("settings"):
+    st.subheader(T.LLM_HEADER)
+    base_url = st.text_input(T.BASE_URL, value=current.openai_base_url, help=T.BASE_URL_HELP)
+    _env_note("OPENAI_BASE_URL")
+    api_key = st.text_input(T.API_KEY, value="", type="password", key="settings-api-key")
+    st.caption(T.API_KEY_SET if current.openai_api_key else T.API_KEY_UNSET)
+    clear_key = st.checkbox(T.CLEAR_KEY, value=False) if saved.get("OPENAI_API_KEY") else False
+    _env_note("OPENAI_API_KEY")
+    chat_model = st.text_input(T.CHAT_MODEL, value=current.chat_model)
+    fast_model = st.text_input(
+        T.FAST_MODEL, value=saved.get("ZHIXING_FAST_MODEL", ""), help=T.FAST_MODEL_HELP
+    )
+    structured = st.selectbox(
+        T.STRUCTURED,
+        STRUCTURED,
+        index=STRUCTURED.index(current.structured_output),
+        help=T.STRUCTURED_HELP,
+    )
+    concurrency = st.number_input(
+        T.CONCURRENCY, min_value=1, max_value=64, value=current.llm_concurrency
+    )
+    st.subheader(T.EMBED_HEADER)
+    embedding = st.text_input(T.EMBEDDING, value=current.embedding, help=T.EMBEDDING_HELP)
+    st.caption(T.EMBEDDING_WARNING)
+    left, right = st.columns(2)
+    test = left.form_submit_button(T.TEST)
+    save = right.form_submit_button(T.SAVE, type="primary")
+
+key = "" if clear_key else (api_key or saved.get("OPENAI_API_KEY", ""))
+values = {
+    "OPENAI_BASE_URL": base_url,
+    "OPENAI_API_KEY": key,
+    "ZHIXING_CHAT_MODEL": chat_model,
+    "ZHIXING_FAST_MODEL": fast_model,
+    "ZHIXING_STRUCTURED_OUTPUT": structured,
+    "ZHIXING_LLM_CONCURRENCY": str(concurrency),
+    "ZHIXING_EMBEDDING": embedding,
+}
+
+if test:
+    try:
+        # What the form says, on top of the environment: test before saving.
+        env = {**os.environ, **{k: v for k, v in values.items() if v}}
+        if api_key == "" and os.environ.get("OPENAI_API_KEY"):
+            env["OPENAI_API_KEY"] = os.environ["OPENAI_API_KEY"]
+        candidate = Settings.from_env({**env, "ZHIXING_HOME": str(home)})
+        if not candidate.llm_configured:
+            st.info(T.TEST_OFFLINE)
+        else:
+            with st.spinner(T.TESTING):
+                result = check_connection(candidate)
+            (st.success if result.ok else st.error)("\n\n".join(result.lines))
+    except ZhixingError as exc:
+        show_error(exc)
+
+if save:
+    try:
+        busy = False
+        try:
+            from app.jobs import build_jobs
+
+            busy = build_jobs().any_running()
+        except (ImportError, AttributeError):
+            pass
+        if busy:
+            st.warning(T.BUSY)
+        else:
+            save_settings(home, values)
+            # The service holds the Milvus Lite file: close it before the new one opens it.
+            service.close()
+            knowledge_service.clear()
+            embedder.clear()
+            st.session_state["settings-saved"] = True
+            st.session_state.pop("settings-api-key", None)  # never shown again, not even masked
+            st.rerun()
+    except ZhixingError as exc:
+        show_error(exc)

@@ -1,0 +1,101 @@
+"""Real-browser harness: the app served by `streamlit run` on a free port, driven by Playwright
+with Debian's Chromium (DESIGN §11). Imported by tests/test_browser.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def require_chromium() -> None:
+    """Skip without Chromium on a workstation; in CI its absence is a failure, not a skip."""
+    if Path(CHROMIUM).exists():
+        return
+    message = f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve_app(home: Path, env: Mapping[str, str] = (), timeout_s: float = 90) -> Iterator[str]:
+    """Run the app on a free port with its own Zhixing home; yield its URL."""
+    port = free_port()
+    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ZHIXING_"))}
+    environ.update({"ZHIXING_HOME": str(home), **dict(env)})
+    log = (home.parent / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [
+            streamlit,
+            "run",
+            str(ROOT / "app" / "main.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],  # fmt: skip
+        cwd=ROOT,
+        env=environ,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the app did not start: {(home.parent / 'streamlit.log')}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def is_local(url: str) -> bool:
+    parsed = urlparse(url)
+    if parsed.scheme in ("data", "blob", "about", "chrome-error"):
+        return True
+    return parsed.hostname in LOCAL_HOSTS

@@ -1,0 +1,278 @@
+"""The app in a real browser: Playwright driving Debian's Chromium against `streamlit run`.
+
+One app server for the module (a temp home, the LLM pointed at the fake OpenAI server with an
+injected latency), one browser; the tests run in file order, each building on the state the one
+before left (the sample knowledge base, then an uploaded one). The app runs offline, its
+default; for the agent it is restarted on the same home with its LLM pointed at the fake OpenAI
+server. Screenshots of every page are saved to docs/screenshots for the README.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, is_local, require_chromium, serve_app
+from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.slow
+
+SHOTS = ROOT / "docs" / "screenshots"
+TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(latency_s=0.4) as server:
+        yield server
+
+
+class Servers:
+    """The app on one temp home, served offline or against the fake LLM, one at a time:
+    Milvus Lite lets one process open the home, so switching stops the other server."""
+
+    def __init__(self, home: Path, fake: FakeOpenAI) -> None:
+        self.home, self.fake = home, fake
+        self.mode: str | None = None
+        self._stack: ExitStack | None = None
+        self.url = ""
+
+    def serve(self, mode: str) -> str:
+        if mode != self.mode:
+            self.close()
+            env = {}
+            if mode == "llm":
+                env = {"OPENAI_BASE_URL": self.fake.url, "OPENAI_API_KEY": "sk-browser-test"}
+            self._stack = ExitStack()
+            self.url = self._stack.enter_context(serve_app(self.home, env))
+            self.mode = mode
+        return self.url
+
+    def close(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+        self._stack, self.mode = None, None
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory, fake: FakeOpenAI) -> Iterator[Servers]:
+    require_chromium()
+    home = tmp_path_factory.mktemp("browser") / "home"
+    home.mkdir()
+    servers = Servers(home, fake)
+    yield servers
+    servers.close()
+
+
+@pytest.fixture
+def app_url(servers: Servers) -> str:
+    """The app in its default, offline mode."""
+    return servers.serve("offline")
+
+
+@pytest.fixture
+def llm_url(servers: Servers) -> str:
+    """The app with its LLM pointed at the fake OpenAI server (0.4 s a call)."""
+    return servers.serve("llm")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def requests_seen() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def page(browser, requests_seen: list[str]):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.on("request", lambda request: requests_seen.append(request.url))
+    yield page
+    context.close()
+
+
+def _open(page, url: str, path: str = "") -> None:
+    page.goto(f"{url}/{path}")
+    page.get_by_test_id("stSidebar").wait_for()
+    _settle(page)
+
+
+def _settle(page) -> None:
+    """Wait until Streamlit has finished running the script (its status widget is gone)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS
+    )
+
+
+def _shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
+
+
+def test_first_start_builds_the_sample_from_the_empty_state(page, app_url: str) -> None:
+    _open(page, app_url)
+    page.get_by_text("还没有知识库", exact=False).first.wait_for()
+    _shot(page, "empty-state")
+    page.get_by_role("button", name=re.compile("建立示例知识库")).click()
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text(re.compile(r"sample · 2 篇文档")).wait_for(timeout=TIMEOUT_MS)
+    _settle(page)
+
+
+def test_the_app_loads_nothing_from_outside_localhost(requests_seen: list[str]) -> None:
+    assert requests_seen, "no request was recorded"
+    outside = sorted({u for u in requests_seen if not is_local(u)})
+    assert outside == []
+
+
+def test_uploading_two_files_on_the_build_page_builds_a_knowledge_base(
+    page, app_url: str, tmp_path: Path
+) -> None:
+    files = {
+        "tls.md": "# TLS\n\nEvery service uses TLS 1.2 or later; certificates rotate yearly.\n",
+        "审计.txt": "审计日志\n\n所有管理员操作都写入审计日志，日志保存一年，禁止记录密码。\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    _open(page, app_url)
+    page.locator(".st-key-create-name-0 input").fill("uploads")
+    page.locator(".st-key-create-files-0 input[type=file]").set_input_files(
+        [str(tmp_path / name) for name in files]
+    )
+    page.get_by_text("tls.md").first.wait_for()
+    _settle(page)
+    page.locator(".st-key-create-submit button").click()
+    page.get_by_text(re.compile(r"新增 2 篇")).first.wait_for(timeout=TIMEOUT_MS)
+    _settle(page)
+    page.get_by_test_id("stSidebar").get_by_text(re.compile(r"uploads · 2 篇文档")).wait_for()
+    _shot(page, "build")
+
+
+def _graph_frame(page):
+    """The frame that holds the pyvis network (st.iframe renders it from srcdoc)."""
+    page.locator("iframe").first.wait_for()
+    for _ in range(100):
+        for frame in page.frames:
+            try:
+                if frame.evaluate("() => typeof network !== 'undefined'"):
+                    return frame
+            except Exception:  # noqa: BLE001 - a frame still loading
+                pass
+        page.wait_for_timeout(200)
+    raise AssertionError("no frame with a vis network")
+
+
+def test_the_graph_page_draws_the_network_and_shows_a_node(page, app_url: str) -> None:
+    _open(page, app_url, "graph")
+    frame = _graph_frame(page)
+    frame.locator("canvas").first.wait_for()
+    assert frame.evaluate("() => network.body.data.nodes.length") > 5
+    assert frame.evaluate("() => Object.keys(network.body.nodes).length") > 5  # drawn
+    _shot(page, "graph")
+    names = frame.evaluate("() => network.body.data.nodes.get().map(n => n.label)")
+    target = "bcrypt"  # named in both sample documents
+    assert target in names
+    search = page.locator(".st-key-graph-search input")
+    search.fill(target)
+    search.press("Enter")
+    # The search selects its entity: its details replace those of the first node.
+    page.get_by_role("heading", name=target).first.wait_for()
+    _settle(page)
+    page.get_by_text("类型 Type").first.wait_for()
+    page.get_by_text(re.compile(r"\.md\)? · 第 \d+ (页|行)")).first.wait_for()
+    assert page.get_by_text(re.compile(r"「.*」的 1 跳邻域")).first.is_visible()
+
+
+def test_the_recall_page_shows_hits_with_their_provenance(page, app_url: str) -> None:
+    _open(page, app_url, "recall")
+    page.locator(".st-key-recall-query input").fill("密码存储")
+    page.get_by_role("button", name=re.compile("AI 召回")).click()
+    _settle(page)
+    page.get_by_text(re.compile(r"basic #\d")).first.wait_for()
+    _shot(page, "recall")
+
+
+class AgentModel:
+    """The agentic roles for the browser test: round 1 misses an aspect, round 2 covers it."""
+
+    ANSWER = "会话在登录后更换标识，空闲 15 分钟失效 [1]。"
+
+    def __init__(self) -> None:
+        self.verdicts = 0
+
+    def __call__(self, body: dict) -> dict:
+        from tests.fake_openai import _schema_of, default_responder
+
+        name, _ = _schema_of(body)
+        if name == "AgentPlan":
+            return {
+                "aspects": ["会话标识", "会话超时"],
+                "queries": [{"query": "登录后更换会话标识"}, {"query": "空闲会话超时"}],
+            }
+        if name == "EvidenceVerdict":
+            self.verdicts += 1
+            if self.verdicts == 1:
+                return {"sufficient": False, "missing": ["会话超时"], "covered": ["会话标识"]}
+            return {"sufficient": True, "missing": [], "covered": ["会话标识", "会话超时"]}
+        if name == "RefinedQueries":
+            return {"queries": [{"query": "session idle timeout 15 minutes"}]}
+        if name == "GroundedAnswer":
+            return {"found": True, "answer": self.ANSWER, "cited": [1]}
+        return default_responder(body)
+
+
+def test_the_agent_page_renders_round_one_before_the_answer(
+    page, llm_url: str, fake: FakeOpenAI
+) -> None:
+    fake.responder = AgentModel()
+    _open(page, llm_url, "agent")
+    box = page.locator(".st-key-agent-input textarea")
+    box.fill("@sample 会话标识和会话超时有什么要求？")
+    box.press("Enter")
+    round_one = page.get_by_text(re.compile(r"第 1 轮 Round 1")).first
+    answer = page.get_by_text(re.compile("空闲 15 分钟失效")).first
+    seen_round = seen_answer = None
+    for tick in range(1200):  # 100 ms apart: what is on screen, while the run goes on
+        if seen_round is None and round_one.is_visible():
+            seen_round = tick
+        if seen_answer is None and answer.is_visible():
+            seen_answer = tick
+            break
+        page.wait_for_timeout(100)
+    assert seen_round is not None and seen_answer is not None, (seen_round, seen_answer)
+    assert seen_round < seen_answer  # the round rendered while the loop was still running
+    _settle(page)
+    page.get_by_text(re.compile(r"第 2 轮 Round 2")).first.wait_for()
+    citation = page.get_by_test_id("stExpander").filter(has_text=re.compile(r"\[1\] .+\.md"))
+    citation.first.locator("summary").click()
+    details = citation.first.get_by_test_id("stExpanderDetails")
+    details.wait_for()  # the cited chunk, revealed by the click
+    assert len(details.inner_text().strip()) > 20
+    _shot(page, "agent")
+
+
+def test_the_api_key_never_reaches_the_browser(page, llm_url: str) -> None:
+    _open(page, llm_url, "settings")
+    assert "sk-browser-test" not in page.content()
+    _shot(page, "settings")
+
+
+def test_still_nothing_from_outside_localhost(requests_seen: list[str]) -> None:
+    outside = sorted({u for u in requests_seen if not is_local(u)})
+    assert outside == []

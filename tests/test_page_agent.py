@@ -1,0 +1,96 @@
+"""The agent page (智能体), driven by AppTest on a real home built from the shipped samples."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import Settings
+from core.service import KnowledgeService
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = str(ROOT / "app" / "main.py")
+QUESTION = "密码存储和文件上传有什么要求？"  # offline: file uploads take a second round
+
+
+@pytest.fixture(scope="module")
+def built_home(tmp_path_factory, embedder) -> Path:
+    """The sample knowledge base "kb", built once per module and copied for each test."""
+    home = tmp_path_factory.mktemp("built") / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        svc.add("kb", sorted((ROOT / "app" / "samples").glob("*.md")))
+    return home
+
+
+@pytest.fixture
+def home(built_home, tmp_path, monkeypatch):
+    """A copy of the built home for the app; the app's cached service is closed afterwards."""
+    from app.services import knowledge_service
+
+    home = tmp_path / "home"
+    shutil.copytree(built_home, home)
+    monkeypatch.setenv("ZHIXING_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    knowledge_service.clear()
+    yield home
+    knowledge_service().close()
+    knowledge_service.clear()
+
+
+def _agent() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    at.switch_page("../pages/agent.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _say(at: AppTest, message: str) -> AppTest:
+    at.chat_input(key="agent-input").set_value(message).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _rounds(at: AppTest) -> list:
+    return [s for s in at.status if s.label.startswith("第 ")]
+
+
+def test_a_question_renders_each_round_then_the_answer_with_clickable_citations(home):
+    at = _say(_agent(), f"@kb {QUESTION}")
+    rounds = _rounds(at)
+    assert [s.label[:5] for s in rounds] == [f"第 {n} 轮" for n in range(1, len(rounds) + 1)]
+    assert len(rounds) >= 2  # round 1 misses file uploads, so the loop refines
+    assert all(s.state == "complete" and not s.proto.expanded for s in rounds)
+    first = " ".join(m.value for m in rounds[0].markdown)
+    assert "查询 Queries" in first and "各策略命中" in first and "新证据" in first
+    assert "仍缺 Missing" in first and "证据不足" in first
+    assistant = at.chat_message[-1]
+    assert "bcrypt" in " ".join(m.value for m in assistant.markdown)  # the streamed answer
+    citations = [e for e in assistant.expander if e.label.startswith("[1] ")]
+    assert citations and "java-secure-coding" in citations[0].label
+    assert citations[0].text and citations[0].text[0].value  # the cited chunk's text
+    assert not at.warning and not at.error
+
+
+def test_a_reload_shows_the_conversation_so_far_and_new_conversation_hides_it(home):
+    _say(_agent(), QUESTION)
+    _say(_agent(), "如何防止会话固定攻击？")
+    at = _agent()  # a fresh session on the same home: a reload
+    questions = [m.markdown[0].value for m in at.chat_message if m.name == "user"]
+    assert questions == [QUESTION, "如何防止会话固定攻击？"]
+    assert _rounds(at) and all(not s.proto.expanded for s in _rounds(at))
+    at.button(key="agent-new").click().run()
+    assert not at.chat_message
+    assert not _agent().chat_message  # the marker is stored, not kept in the session
+
+
+def test_an_unknown_mention_gives_a_warning_and_the_question_is_still_answered(home):
+    at = _say(_agent(), "@nosuchkb 如何防止会话固定攻击？")
+    assert at.warning and "@nosuchkb" in at.warning[0].value and "kb" in at.warning[0].value
+    assert _rounds(at)
+    assert not at.error

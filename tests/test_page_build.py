@@ -1,0 +1,174 @@
+"""The build page (构建), driven by AppTest on a real home (Milvus Lite and SQLite in tmp)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import Settings
+from core.service import KnowledgeService
+
+MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+EN = b"# Input validation\n\nAll input must be validated on the server before use.\n"
+ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止会话固定攻击。\n".encode()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A temp home; the app's cached service is closed afterwards (frees Milvus Lite's lock)."""
+    from app.jobs import build_jobs
+    from app.services import knowledge_service
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ZHIXING_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    knowledge_service.clear()
+    build_jobs.clear()
+    yield home
+    build_jobs().wait_all(120)
+    build_jobs.clear()
+    if (home / "catalog.db").exists():
+        knowledge_service().close()
+    knowledge_service.clear()
+
+
+@pytest.fixture
+def built(home, embedder):
+    """A knowledge base built before the app starts (and closed: one Milvus Lite client a file)."""
+    docs = home.parent / "docs"
+    docs.mkdir()
+    (docs / "input.md").write_bytes(EN)
+    (docs / "会话.md").write_bytes(ZH)
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.create_kb("java", mode="graph", tags=["安全"], description="Java 安全")
+        svc.create_kb("other", mode="index", tags=["标准"])
+        svc.add("java", sorted(docs.iterdir()))
+    return home
+
+
+def _run(at: AppTest | None = None) -> AppTest:
+    at = at or AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _kbs() -> dict[str, int]:
+    from app.services import knowledge_service
+
+    svc = knowledge_service()
+    return {kb.name: svc.catalog.kb_counts(kb.id)[0] for kb in svc.list_kbs()}
+
+
+def _errors(at: AppTest) -> str:
+    return " ".join(e.value for e in at.error)
+
+
+def test_with_no_knowledge_base_the_empty_state_shows_above_a_usable_create_form(home):
+    at = _run()
+    assert any("还没有知识库" in i.value for i in at.info)
+    assert at.button(key="build-sample") is not None
+    assert at.text_input(key="create-name-0") is not None
+    assert at.button(key="create-submit") is not None
+    mode = at.radio(key="mode")
+    assert mode.options == ["增强知识图谱索引 (entity graph)", "仅构建知识索引 (question index)"]
+    assert all("内置启发式方法，0 次大模型调用" in c for c in mode.proto.captions)
+
+
+def test_a_knowledge_base_built_beforehand_is_listed_with_its_documents(built):
+    at = _run()
+    assert not any("还没有知识库" in i.value for i in at.info)
+    kbs = at.dataframe[0].value
+    assert list(kbs["名称"]) == ["java", "other"]
+    assert list(kbs["文档"]) == [2, 0]
+    docs = at.dataframe[1].value
+    assert sorted(docs["文档"]) == ["input.md", "会话.md"]
+    assert set(docs["状态"]) == {"indexed"} and list(docs.columns) == [
+        "文档",
+        "类型",
+        "页数",
+        "块",
+        "状态",
+        "错误",
+    ]
+
+
+def test_the_tag_filter_narrows_the_list(built):
+    at = _run()
+    at.multiselect(key="kb-tags").select("标准")
+    _run(at)
+    assert list(at.dataframe[0].value["名称"]) == ["other"]
+    assert at.selectbox(key="kb-pick").value == "other"
+
+
+def test_an_empty_or_duplicate_name_is_refused_readably_and_creates_nothing(built):
+    at = _run()
+    at.text_input(key="create-name-0").set_value("   ")
+    at.file_uploader(key="create-files-0").upload("a.md", EN, "text/markdown")
+    at.button(key="create-submit").click()
+    _run(at)
+    assert "请填写知识库名称" in _errors(at)
+    at.text_input(key="create-name-0").set_value("java")
+    at.button(key="create-submit").click()
+    _run(at)
+    assert "已经有一个名为「java」的知识库" in _errors(at)
+    assert _kbs() == {"java": 2, "other": 0}
+
+
+def test_a_submission_without_files_is_refused_and_creates_nothing(home):
+    at = _run()
+    at.text_input(key="create-name-0").set_value("new")
+    at.button(key="create-submit").click()
+    _run(at)
+    assert "请至少上传一个文件" in _errors(at)
+    assert _kbs() == {}
+
+
+def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(home):
+    from app.jobs import build_jobs
+
+    at = _run()
+    at.text_input(key="create-name-0").set_value("uploaded")
+    at.file_uploader(key="create-files-0").set_value(
+        [("会话.md", ZH, "text/markdown"), ("input.md", EN, "text/markdown")]
+    )
+    at.radio(key="mode").set_value("index")
+    at.text_input(key="create-tags-0").set_value("安全，Java")
+    at.button(key="create-submit").click()
+    _run(at)
+    [job] = build_jobs().list()
+    assert job.kb == "uploaded"
+    build_jobs().wait(job.id, 120)
+    _run(at)
+    assert any("新增 2 篇" in s.value for s in at.success)
+    docs = at.dataframe[1].value
+    assert sorted(docs["文档"]) == ["input.md", "会话.md"]
+    from app.services import knowledge_service
+
+    kb = knowledge_service().kb("uploaded")
+    assert kb.mode == "index" and kb.tags == ("安全", "Java")
+    assert at.text_input(key="create-name-1").value == ""  # the form was reset
+
+
+def test_removing_a_document_works(built):
+    at = _run()
+    at.selectbox(key="remove-java").set_value("input.md")
+    at.button(key="remove-submit").click()
+    _run(at)
+    assert any("已移除「input.md」" in s.value for s in at.success)
+    assert list(at.dataframe[1].value["文档"]) == ["会话.md"]
+    assert _kbs()["java"] == 1
+
+
+def test_deleting_a_knowledge_base_needs_the_confirmation(built):
+    at = _run()
+    assert at.button(key="delete-submit").disabled
+    at.checkbox(key="delete-confirm-java").check()
+    _run(at)
+    at.button(key="delete-submit").click()
+    _run(at)
+    assert any("已删除知识库「java」" in s.value for s in at.success)
+    assert _kbs() == {"other": 0}

@@ -1,0 +1,161 @@
+"""The graph page (图谱), driven by AppTest on a real knowledge base built from the samples."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.strings import graph as T
+from core.config import Settings
+from core.service import KnowledgeService
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = str(ROOT / "app" / "main.py")
+SAMPLES = sorted((ROOT / "app" / "samples").glob("*.md"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, embedder) -> Path:
+    """A home with a graph-mode knowledge base `kb` and an index-mode one `plain`, built once."""
+    home = tmp_path_factory.mktemp("graph-page") / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        svc.add("kb", SAMPLES)
+        svc.create_kb("plain", mode="index")
+        svc.add("plain", SAMPLES[:1])
+    return home
+
+
+def _open_home(home: Path, monkeypatch):
+    from app.services import knowledge_service
+
+    monkeypatch.setenv("ZHIXING_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    knowledge_service.clear()
+    yield home
+    if (home / "catalog.db").exists():
+        knowledge_service().close()
+    knowledge_service.clear()
+
+
+@pytest.fixture
+def empty_home(tmp_path, monkeypatch):
+    yield from _open_home(tmp_path / "home", monkeypatch)
+
+
+@pytest.fixture
+def home(built, tmp_path, monkeypatch):
+    # A copy per test: the app opens the files itself, and no test can leave state for the next.
+    copy = tmp_path / "home"
+    shutil.copytree(built, copy)
+    yield from _open_home(copy, monkeypatch)
+
+
+def _run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _graph_page() -> AppTest:
+    at = _run(AppTest.from_file(MAIN, default_timeout=120))
+    at.switch_page("../pages/graph.py")  # relative to app/main.py
+    return _run(at)
+
+
+def _graph_html(at: AppTest) -> str:
+    frames = at.get("iframe")
+    assert len(frames) == 1, "the graph is drawn in one iframe"
+    return frames[0].proto.srcdoc
+
+
+def _node_labels(page: str) -> set[str]:
+    start = page.index("nodes = new vis.DataSet(") + len("nodes = new vis.DataSet(")
+    return {n["label"] for n in json.JSONDecoder().raw_decode(page, start)[0]}
+
+
+def _node_picker(at: AppTest):
+    return next(s for s in at.selectbox if s.label == T.NODE_PICK)
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_without_a_knowledge_base_the_page_shows_the_empty_state(empty_home):
+    at = _graph_page()
+    assert any("还没有知识库" in i.value for i in at.info)
+    assert not at.get("iframe")
+
+
+def test_the_graph_of_a_knowledge_base_is_drawn_with_its_node_names(home):
+    at = _graph_page()
+    labels = _node_labels(_graph_html(at))
+    assert {"bcrypt", "会话标识", "MD5"} <= labels
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", _graph_html(at), re.I)
+    assert "technology" in _graph_html(at)  # the legend, drawn above the network
+
+
+def test_the_node_cap_says_how_many_nodes_were_left_out(home):
+    at = _graph_page()
+    at.number_input(key="graph-cap").set_value(10)
+    _run(at)
+    assert len(_node_labels(_graph_html(at))) == 10
+    assert any("未显示" in i.value for i in at.info)
+
+
+def test_filtering_by_type_and_degree_keeps_only_matching_nodes(home):
+    at = _graph_page()
+    at.multiselect[0].set_value(["technology"])
+    _run(at)
+    options = _node_picker(at).options
+    assert options and all("technology" in o for o in options)
+    at.number_input(key="graph-min-degree").set_value(100)
+    _run(at)
+    assert any(T.NOTHING_SHOWN in i.value for i in at.info)
+
+
+def test_picking_a_node_shows_its_type_description_relations_and_chunks(home):
+    at = _graph_page()
+    picker = _node_picker(at)
+    picker.select(next(o for o in picker.options if o.startswith("bcrypt")))
+    _run(at)
+    text = _texts(at)
+    assert "### bcrypt" in text and "technology" in text and "Argon2id" in text
+    assert at.dataframe, "the relations table"
+    labels = [e.label for e in at.expander]
+    assert any("java-secure-coding-en.md" in label for label in labels)
+
+
+def test_searching_an_entity_shows_its_neighbourhood_and_selects_it(home):
+    at = _graph_page()
+    at.text_input(key="graph-search").input("BCRYPT")
+    at.slider(key="graph-hops").set_value(1)
+    _run(at)
+    labels = _node_labels(_graph_html(at))
+    assert "bcrypt" in labels and len(labels) < 40
+    assert _node_picker(at).value is not None
+    assert "### bcrypt" in _texts(at)
+    assert any("邻域" in c.value for c in at.caption)
+
+
+def test_an_unknown_entity_gets_a_readable_message_not_a_traceback(home):
+    at = _graph_page()
+    at.text_input(key="graph-search").input("不存在的实体 xyz")
+    _run(at)
+    assert any("不存在的实体 xyz" in w.value for w in at.warning)
+    assert at.get("iframe"), "the whole graph is still shown"
+
+
+def test_an_index_mode_knowledge_base_explains_that_the_graph_needs_graph_mode(home):
+    at = _graph_page()
+    at.selectbox(key="graph-kb").select("plain")
+    _run(at)
+    assert any("增强知识图谱索引" in i.value for i in at.info)
+    assert not at.get("iframe")

@@ -1,0 +1,92 @@
+"""The recall page (召回), driven by AppTest on a real home built from the shipped samples."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.config import Settings
+from core.search.summary import NOT_FOUND_ZH
+from core.service import KnowledgeService
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = str(ROOT / "app" / "main.py")
+
+
+@pytest.fixture(scope="module")
+def built_home(tmp_path_factory, embedder) -> Path:
+    """The sample knowledge base "kb", built once per module and copied for each test."""
+    home = tmp_path_factory.mktemp("built") / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        svc.add("kb", sorted((ROOT / "app" / "samples").glob("*.md")))
+    return home
+
+
+@pytest.fixture
+def home(built_home, tmp_path, monkeypatch):
+    """A copy of the built home for the app; the app's cached service is closed afterwards."""
+    from app.services import knowledge_service
+
+    home = tmp_path / "home"
+    shutil.copytree(built_home, home)
+    monkeypatch.setenv("ZHIXING_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    knowledge_service.clear()
+    yield home
+    knowledge_service().close()
+    knowledge_service.clear()
+
+
+def _recall() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    at.switch_page("../pages/recall.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _click(at: AppTest, button: str, query: str) -> AppTest:
+    at.text_input(key="recall-query").input(query)
+    at.button(key=button).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_ai_recall_shows_an_answer_with_citations_and_hits_with_their_provenance(home):
+    at = _click(_recall(), "recall-ai", "如何防止会话固定攻击？")
+    labels = [e.label for e in at.expander]
+    hits = [label for label in labels if label.startswith("#")]
+    assert hits and "java-secure-coding-zh.md" in hits[0]
+    assert "RRF" in hits[0] and "basic #" in hits[0]
+    assert any(label.startswith("[1] ") for label in labels)  # the citations
+    answer = " ".join(m.value for m in at.markdown)
+    assert "会话" in answer and "[1]" in answer
+    assert not at.error
+
+
+def test_a_question_the_knowledge_base_cannot_answer_says_exactly_not_found(home):
+    at = _click(_recall(), "recall-ai", "量子计算机的冷却温度是多少？")
+    assert [i.value for i in at.info] == [NOT_FOUND_ZH]
+
+
+def test_an_empty_query_gives_a_readable_warning(home):
+    at = _click(_recall(), "recall-ai", "  ")
+    assert at.warning and "请输入" in at.warning[0].value
+    assert not at.error
+
+
+def test_agentic_recall_shows_each_round_then_the_answer_and_the_evidence(home):
+    at = _click(_recall(), "recall-agentic", "bcrypt 的工作因子和会话的空闲超时分别是多少？")
+    rounds = [s for s in at.status if s.label.startswith("第 ")]
+    assert rounds and rounds[0].label.startswith("第 1 轮")
+    assert all(s.state == "complete" for s in rounds)
+    inside = " ".join(m.value for m in rounds[0].markdown)
+    assert "查询 Queries" in inside and "各策略命中" in inside and "结论 Verdict" in inside
+    assert any(e.label.startswith("#") for e in at.expander)  # the evidence
+    assert any("证据 Evidence" in s.value for s in at.subheader)
+    assert not at.error
