@@ -78,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--max-rounds", type=int, default=3, help="search rounds, 1 to 5 (default 3)")
     ask.add_argument("--json", action="store_true")
 
+    run = sub.add_parser("run", help="carry out a task with the agent, using the knowledge")
+    run.add_argument("name", nargs="?", help="knowledge base (comma-separated for several)")
+    run.add_argument("task", nargs="?")
+    run.add_argument("--all", action="store_true", help="attach every knowledge base")
+    run.add_argument(
+        "--workspace", type=Path, help="a project folder, or a .zip / .tar.gz of one (read-only)"
+    )
+    run.add_argument("--json", action="store_true")
+
     graph = sub.add_parser("graph", help="entity graph statistics, or an entity's neighbourhood")
     graph.add_argument("name")
     graph.add_argument("--entity", help="an entity name or alias (any language, any case)")
@@ -456,8 +465,59 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _task_line(event: dict[str, Any]) -> str:
+    """One stderr line per task-agent step, as it happens."""
+    node = event.get("node", "?")
+    if event.get("phase"):  # the agentic search inside research or a subtask
+        where = "research" if event["phase"] == "research" else f"subtask {event.get('subtask')}"
+        return f"  [{where}] {_trace_line(event)}"
+    if node == "research":
+        if "probe" in event:
+            return f"research: {event['topic']} -> {event['sections'] or 'nothing'}"
+        return f"research: {event.get('evidence')} pieces of knowledge from {event.get('sections')}"
+    if node == "plan":
+        return "plan: " + " | ".join(event.get("plan", []))
+    if node == "replan":
+        return "revised plan: " + " | ".join(s["title"] for s in event.get("plan", []))
+    if node == "subtask":
+        return f"[subtask {event.get('subtask')}] {event.get('title')}"
+    if node == "tool_call":
+        args = json.dumps(event.get("args"), ensure_ascii=False)
+        return f"[subtask {event.get('subtask')}] #{event.get('step')} {event.get('tool')} {args}"
+    if node == "tool_result":
+        first = (event.get("output") or "").splitlines()[:1]
+        status = "ok" if event.get("ok") else "refused"
+        return f"[subtask {event.get('subtask')}]   -> {status}: {first[0] if first else ''}"
+    if node == "finding":
+        f = event["finding"]
+        return f"[subtask {event.get('subtask')}] finding [{f['severity']}] {f['file']}:{f['line']}"
+    if node == "subtask_done":
+        return (
+            f"[subtask {event.get('subtask')}] done ({event.get('mode')}): {event.get('summary')}"
+        )
+    return f"{node}: {event.get('findings', '')} finding(s)"
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    task, names = _scope(args, args.task)
+    if not task or not task.strip():
+        raise ZhixingError("The task is empty.")
+
+    def show(event: dict[str, Any]) -> None:
+        print(_task_line(event), file=sys.stderr, flush=True)
+
+    with _service(settings) as svc:
+        result = svc.run_task(task, names, workspace=args.workspace, on_event=show)
+    if args.json:
+        _emit_json(result.to_json())
+    else:
+        sys.stdout.write(result.report)
+    return 0
+
+
 _HANDLERS = {
     "ask": _ask,
+    "run": _run,
     "graph": _graph,
     "kb create": _kb_create,
     "kb list": _kb_list,

@@ -263,6 +263,66 @@ class KnowledgeService:
                 f"ZHIXING_EMBEDDING={kb.embedding} to use it."
             )
 
+    # --- tasks ----------------------------------------------------------------------------
+
+    def run_task(
+        self,
+        task: str,
+        names: Sequence[str] | None,
+        *,
+        workspace: Path | Any | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        max_rounds: int = 2,
+        top_k: int = 8,
+    ) -> Any:
+        """Carry out a task with the task agent (DESIGN §7) and return its `TaskResult`.
+
+        `workspace` is a folder (used as it is), an archive (unpacked into a new folder under
+        `$ZHIXING_HOME/runs`), a `Workspace`, or None (the task only consults the knowledge).
+        """
+        from core.agent.configuration import TaskContext
+        from core.agent.graph import run_task
+        from core.agent.workspace import Workspace, open_workspace
+
+        if not task.strip():
+            raise ZhixingError("The task is empty.")
+        kbs = self.scope(names)
+        if not kbs:
+            raise NotFoundError("There is no knowledge base yet; create one with `kb create`.")
+        for kb in kbs:
+            self._check_embedder(kb)
+        if workspace is not None and not isinstance(workspace, Workspace):
+            workspace = open_workspace(Path(workspace), self.settings.home / "runs")
+
+        def research(text: str, sink: Callable[[dict[str, Any]], None] | None) -> AgenticResult:
+            context = AgentContext(
+                retrieve=lambda queries, rewrites: self.engine.search_many(
+                    queries, kbs, top_k=top_k, rewrites=rewrites
+                ),
+                answer=lambda q, evidence, aspects: grounded_answer(
+                    q, evidence, llm=self.llm, aspects=aspects
+                ),
+                llm=self.llm,
+                neighbours=lambda terms: self._neighbour_names(kbs, terms),
+                max_rounds=max_rounds,
+            )
+            return run_agentic(text, context, sink)
+
+        chat = None
+        if self.llm is not None and hasattr(self.llm, "settings"):
+            from core.agent.toolcalling import make_tool_model
+
+            chat = make_tool_model(self.llm)
+        context = TaskContext(
+            research=research,
+            search=lambda query, k: self.engine.search(query, kbs, top_k=k),
+            workspace=workspace,
+            llm=self.llm,
+            chat=chat,
+            knowledge_bases=[kb.name for kb in kbs],
+        )
+        return run_task(task, context, on_event)
+
 
 def _make_llm(
     settings: Settings, catalog: Catalog, options: Mapping[str, Any] | None

@@ -161,6 +161,7 @@ def test_uploading_two_files_on_the_build_page_builds_a_knowledge_base(
     page.get_by_text(re.compile(r"新增 2 篇")).first.wait_for(timeout=TIMEOUT_MS)
     _settle(page)
     page.get_by_test_id("stSidebar").get_by_text(re.compile(r"uploads · 2 篇文档")).wait_for()
+    page.get_by_text(re.compile(r"构建任务 Build jobs")).first.scroll_into_view_if_needed()
     _shot(page, "build")
 
 

@@ -168,6 +168,30 @@ def test_english_aspect_headings_end_with_a_colon() -> None:
     assert_citations_resolve(answer, EN_HITS)
 
 
+def test_an_aspect_the_hits_do_not_cover_is_said_not_found_and_the_rest_answered() -> None:
+    question = "Java 应用在日志和反序列化上有哪些安全要求？"
+    answer = grounded_answer(question, ZH_HITS, aspects=["日志", "反序列化"])
+    lines = answer.answer.splitlines()
+    assert answer.found
+    assert lines[0] == "日志：" and "会话令牌" in lines[1]
+    assert lines[-1] == f"反序列化：{NOT_FOUND_ZH}"
+    assert [c.chunk_id for c in answer.citations] == [12]
+    assert_citations_resolve(answer, ZH_HITS)
+
+
+def test_when_no_aspect_is_covered_the_answer_is_the_plain_sentence() -> None:
+    answer = grounded_answer(
+        "量子计算机的冷却温度和超导材料分别是什么？", ZH_HITS, aspects=["冷却温度", "超导材料"]
+    )
+    assert answer == not_found("量子计算机的冷却温度和超导材料分别是什么？")
+    english = grounded_answer(
+        "How are passwords stored and how fast is a quantum computer?",
+        EN_HITS,
+        aspects=["password storage", "quantum computer speed"],
+    )
+    assert english.found and english.answer.endswith(f"quantum computer speed: {NOT_FOUND_EN}")
+
+
 def test_max_citations_bounds_the_hits_an_offline_answer_cites() -> None:
     answer = grounded_answer(ZH_QUESTION, ZH_HITS, max_citations=1)
     assert len(answer.citations) == 1

@@ -318,10 +318,45 @@ def _extractive_answer(
             sentences, question_terms, frozenset(), MAX_SENTENCES, 3, hits_used, max_citations
         )
         groups.append(("", picked))
+    if len(aspect_terms) > 1:
+        return _per_aspect(question, hits, aspect_terms, groups)
     covered = frozenset().union(*(s.terms for _, group in groups for s in group))
     if len(covered & all_terms) <= COVERAGE_THRESHOLD * len(all_terms):
         return not_found(question)
     return _render(question, hits, groups)
+
+
+def _per_aspect(
+    question: str,
+    hits: Sequence[Hit],
+    aspect_terms: Sequence[tuple[str, frozenset[str]]],
+    groups: Sequence[tuple[str, Sequence[_Sentence]]],
+) -> Answer:
+    """Apply the not-found rule to each aspect: answer the covered ones, name the others.
+
+    An aspect is covered when its sentences hold at least COVERAGE_THRESHOLD of the terms that
+    set it apart from the other aspects (the agentic judge's rule) (a frame they all share, like "Java 应用", proves
+    nothing). When no aspect is covered the answer is the plain not-found sentence.
+    """
+    shared = frozenset.intersection(*(terms for _, terms in aspect_terms))
+    picked = dict(groups)
+    found, missing = [], []
+    for aspect, terms in aspect_terms:
+        own = terms - shared or terms
+        group = picked.get(aspect, ())
+        covered = frozenset().union(*(s.terms for s in group)) & own
+        if group and len(covered) >= COVERAGE_THRESHOLD * len(own):
+            found.append((aspect, group))
+        else:
+            missing.append(aspect)
+    if not found:
+        return not_found(question)
+    answer = _render(question, hits, found)
+    if missing:
+        chinese = is_chinese(question)
+        lines = [f"{a}：{NOT_FOUND_ZH}" if chinese else f"{a}: {NOT_FOUND_EN}" for a in missing]
+        answer = Answer("\n".join([answer.answer, *lines]), True, answer.citations)
+    return answer
 
 
 def _render(

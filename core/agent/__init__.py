@@ -1,0 +1,26 @@
+"""The task agent (DESIGN §7): plan, research, re-plan, execute and report over a workspace.
+
+`run_task(task, TaskContext(...))` is the entry point (`KnowledgeService.run_task` wires it);
+`open_workspace(path, runs_dir)` gives the read-only `Workspace` (list, read, grep) the agent's
+tools run on.
+"""
+
+from core.agent.configuration import TaskContext
+from core.agent.graph import TaskResult, build_graph, run_task
+from core.agent.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
+from core.agent.workspace import GrepHit, Workspace, open_workspace, unpack_archive
+
+__all__ = [
+    "Finding",
+    "GrepHit",
+    "KnowledgeRef",
+    "Subtask",
+    "SubtaskOutcome",
+    "TaskContext",
+    "TaskResult",
+    "Workspace",
+    "build_graph",
+    "open_workspace",
+    "run_task",
+    "unpack_archive",
+]

@@ -1,0 +1,145 @@
+"""Executing a subtask with LangChain tool calling: the model picks tools, the ToolBox runs them.
+
+The loop is bounded twice: the ToolBox refuses calls past the subtask's budget, and the model
+gets at most budget + 2 turns. Each tool result goes back to the model as a ToolMessage, fenced
+as data. A finding the model records is checked against the workspace (the file and line must
+exist; the code line is read from the file, not taken from the model).
+
+langchain-openai is imported lazily, only when a model is built (as in `core.llm`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from core.agent.prompts import EXECUTOR_SYSTEM
+from core.agent.state import Finding, KnowledgeRef, Subtask
+from core.agent.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
+from core.errors import LLMError
+
+__all__ = ["execute_with_tools", "make_tool_model"]
+
+_MAX_FINDINGS = 12  # per subtask
+_SEVERITIES = ("high", "medium", "low", "info")
+_NUMBERED = re.compile(r"^\d+\| ?")
+
+
+def make_tool_model(llm: Any) -> Any:
+    """A ChatOpenAI on the endpoint and chat model of an `LLMClient`, for tool calling."""
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=llm.settings.chat_model,
+        api_key=llm.settings.openai_api_key or "not-needed",  # keyless local servers
+        base_url=llm.base_url,
+        timeout=llm.timeout_s,
+        max_retries=2,
+        use_responses_api=False,
+    )
+
+
+def _tool_defs(names: list[str]) -> list[dict[str, Any]]:
+    defs = []
+    for name in [*names, "record_finding"]:
+        spec = TOOL_SPECS[name]
+        defs.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": (spec.__doc__ or name).strip(),
+                    "parameters": spec.model_json_schema(),
+                },
+            }
+        )
+    return defs
+
+
+def _brief(task: str, subtask: Subtask, box: ToolBox) -> str:
+    knowledge = "\n".join(
+        f"[K{n}] {k.document} · {k.section} · p.{k.page}: {k.text}"
+        for n, k in enumerate(box.knowledge, 1)
+    )
+    files = ""
+    if box.context.workspace is not None:
+        files = "\n".join(box.context.workspace.list_files(limit=120))
+    hints = "\n".join(subtask.patterns) or "(none)"
+    return (
+        f"Task: {task}\nSubtask: {subtask.title}\nGoal: {subtask.goal}\n"
+        f"Knowledge:\n<knowledge>\n{knowledge or '(none yet; use search_knowledge)'}\n</knowledge>\n"
+        f"Grep patterns worth trying:\n{hints}\n"
+        f"Workspace files:\n<files>\n{files or '(no workspace)'}\n</files>"
+    )
+
+
+def execute_with_tools(
+    task: str, subtask: Subtask, box: ToolBox, chat: Any
+) -> tuple[list[Finding], str]:
+    """Run one subtask with the model choosing tools; return its findings and its summary."""
+    model = chat.bind_tools(_tool_defs(box.names()))
+    messages: list[BaseMessage] = [
+        SystemMessage(EXECUTOR_SYSTEM.format(max_calls=box.context.max_tool_calls)),
+        HumanMessage(_brief(task, subtask, box)),
+    ]
+    findings: list[Finding] = []
+    summary = ""
+    for _ in range(box.context.max_tool_calls + 2):
+        reply = _invoke(model, messages)
+        messages.append(reply)
+        if not reply.tool_calls:
+            summary = reply.content if isinstance(reply.content, str) else str(reply.content)
+            break
+        for call in reply.tool_calls:
+            args = dict(call.get("args") or {})
+            if call["name"] == "record_finding":
+                output = box.record(args, lambda a: _record(a, subtask, box, findings))
+            else:
+                output = box.run(call["name"], args)
+            messages.append(ToolMessage(output, tool_call_id=call.get("id") or call["name"]))
+    return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
+
+
+def _invoke(model: Any, messages: list[BaseMessage]) -> AIMessage:
+    import openai
+
+    try:
+        reply = model.invoke(messages)
+    except openai.OpenAIError as exc:
+        raise LLMError(f"The tool-calling request failed: {type(exc).__name__}.") from None
+    if not isinstance(reply, AIMessage):
+        raise LLMError("The model did not answer with a chat message.")
+    return reply
+
+
+def _record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Finding]) -> str:
+    if len(into) >= _MAX_FINDINGS:
+        raise ToolRefused(f"This subtask already holds {_MAX_FINDINGS} findings.")
+    try:
+        parsed = RecordFinding.model_validate(args)
+    except ValueError as exc:
+        raise ToolRefused(f"The finding is incomplete: {exc}") from None
+    if box.context.workspace is None:
+        raise ToolRefused("There is no workspace to record a finding in.")
+    text = box.context.workspace.read_file(parsed.file, parsed.line, parsed.line)
+    code = _NUMBERED.sub("", text.splitlines()[0] if text else "").strip()
+    refs: list[KnowledgeRef] = [
+        box.knowledge[n - 1] for n in parsed.knowledge if 1 <= n <= len(box.knowledge)
+    ] or list(subtask.knowledge[:1])
+    severity = parsed.severity.lower().strip()
+    into.append(
+        Finding(
+            title=parsed.title.strip() or subtask.title,
+            severity=severity if severity in _SEVERITIES else "medium",
+            file=parsed.file,
+            line=parsed.line,
+            code=code,
+            knowledge=tuple(refs),
+            subtask=subtask.title,
+            confirmed=True,
+            note=parsed.explanation.strip(),
+        )
+    )
+    return f"Recorded: {parsed.file}:{parsed.line}: {code}"
