@@ -101,10 +101,10 @@ class RoundsView:
     another thread; the view lends it the script's context first, as `build_sample` does.
     """
 
-    def __init__(self, *, live: bool = True) -> None:
+    def __init__(self, *, live: bool = True, parent: DeltaGenerator | None = None) -> None:
         self._ctx = get_script_run_ctx()
         self._live = live
-        self._parent = st.container()
+        self._parent = parent if parent is not None else st.container()
         self._status: Any = None  # the open round's st.status block
         self._round = 0
 

@@ -61,7 +61,10 @@ def kb_names(service: KnowledgeService) -> list[str]:
     return [kb.name for kb in service.list_kbs()]
 
 
-SAMPLES = Path(__file__).resolve().parent / "samples"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "app" / "samples"
+# The task agent's showcase (DESIGN §7) audits samples/springboot-shop against this guideline.
+SAMPLE_GUIDELINE = ROOT / "samples" / "java-secure-coding-guideline.md"
 
 
 def empty_state(service: KnowledgeService) -> bool:
@@ -93,7 +96,8 @@ def build_sample(service: KnowledgeService) -> None:
     with st.status(T.SAMPLE_BUILDING, expanded=True) as status:
         try:
             service.create_kb(T.SAMPLE_KB_NAME, mode="graph", description=T.SAMPLE_KB_DESCRIPTION)
-            report = service.add(T.SAMPLE_KB_NAME, sorted(SAMPLES.glob("*.md")), on_event=write)
+            documents = [*sorted(SAMPLES.glob("*.md")), SAMPLE_GUIDELINE]
+            report = service.add(T.SAMPLE_KB_NAME, documents, on_event=write)
         except ZhixingError as exc:
             status.update(state="error")
             show_error(exc)

@@ -86,6 +86,7 @@ def bench_llm_ask(corpus: Path, questions: list[str], latency: float, embedder) 
         with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
             svc.create_kb("kb")
             svc.add("kb", [corpus])
+            svc.vectors.wait_until_indexed(embedder.dimension)
         with FakeOpenAI(latency_s=latency, responder=model) as fake:
             settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="bench")
             llm = LLMClient(settings, None)
@@ -119,32 +120,43 @@ def bench_llm_ask(corpus: Path, questions: list[str], latency: float, embedder) 
     }
 
 
+def _time_searches(svc: KnowledgeService, questions: list[str]) -> list[float]:
+    svc.search(questions[0], ["kb"])  # warm-up
+    search_ms = []
+    for q in questions:
+        start = time.perf_counter()
+        svc.search(q, ["kb"], top_k=10)
+        search_ms.append((time.perf_counter() - start) * 1000)
+    return search_ms
+
+
 def bench_offline(corpus: Path, questions: list[str], embedder) -> list[dict]:  # noqa: ANN001
-    with (
-        tempfile.TemporaryDirectory(prefix="zhixing-query-") as tmp,
-        KnowledgeService(Settings(home=Path(tmp)), embedder=embedder) as svc,
-    ):
-        svc.create_kb("kb", mode="graph")
-        svc.add("kb", [corpus])
-        svc.search(questions[0], ["kb"])  # warm-up
-        search_ms, ask_ms = [], []
-        for q in questions:
-            start = time.perf_counter()
-            svc.search(q, ["kb"], top_k=10)
-            search_ms.append((time.perf_counter() - start) * 1000)
-        rounds = []
-        for q in questions[:30]:
-            start = time.perf_counter()
-            result = svc.ask(q, ["kb"], max_rounds=3)
-            ask_ms.append((time.perf_counter() - start) * 1000)
-            rounds.append(len(result.rounds))
-        long_ms = [ms for ms, r in zip(ask_ms, rounds, strict=True) if r == 3]
+    """Search latency right after the build (same process) and after reopening the home, as
+    the app does after a restart; then `ask` on the reopened home."""
+    with tempfile.TemporaryDirectory(prefix="zhixing-query-") as tmp:
+        settings = Settings(home=Path(tmp))
+        with KnowledgeService(settings, embedder=embedder) as svc:
+            svc.create_kb("kb", mode="graph")
+            svc.add("kb", [corpus])
+            # Milvus indexes the flushed rows in the background: wait for the indexes first.
+            svc.vectors.wait_until_indexed(embedder.dimension)
+            after_build = _time_searches(svc, questions)
+        with KnowledgeService(settings, embedder=embedder) as svc:
+            search_ms = _time_searches(svc, questions)
+            ask_ms, rounds = [], []
+            for q in questions[:30]:
+                start = time.perf_counter()
+                result = svc.ask(q, ["kb"], max_rounds=3)
+                ask_ms.append((time.perf_counter() - start) * 1000)
+                rounds.append(len(result.rounds))
+    long_ms = [ms for ms, r in zip(ask_ms, rounds, strict=True) if r == 3]
     return [
         {
             "benchmark": "offline_search_all_six",
             "queries": len(search_ms),
             "p50_ms": round(statistics.median(search_ms), 1),
             "p95_ms": round(_p(search_ms, 0.95), 1),
+            "p50_ms_right_after_build": round(statistics.median(after_build), 1),
             "goal": "p50 <= 300 ms",
             "met": statistics.median(search_ms) <= 300,
         },
@@ -185,6 +197,7 @@ def main() -> None:
     )
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--questions", type=int, default=10)
+    parser.add_argument("--skip-llm", action="store_true", help="only the offline part")
     args = parser.parse_args()
     folder = DATA / "eval" / args.set
     corpus = Path(args.corpus)
@@ -193,7 +206,9 @@ def main() -> None:
             raise SystemExit(f"{path} is missing")
     embedder = BuiltinEmbedder()
     questions = _questions(folder / "queries.jsonl", args.questions)
-    rows = [bench_llm_ask(folder / "corpus.jsonl", questions, args.latency, embedder)]
+    rows = []
+    if not args.skip_llm:
+        rows.append(bench_llm_ask(folder / "corpus.jsonl", questions, args.latency, embedder))
     rows += bench_offline(corpus, _title_questions(corpus, 100), embedder)
     print(f"{'benchmark':26} {'met':4} result")
     for row in rows:

@@ -308,11 +308,7 @@ class KnowledgeService:
             )
             return run_agentic(text, context, sink)
 
-        chat = None
-        if self.llm is not None and hasattr(self.llm, "settings"):
-            from core.agent.toolcalling import make_tool_model
-
-            chat = make_tool_model(self.llm)
+        chat = self.llm if hasattr(self.llm, "invoke_tools") else None
         context = TaskContext(
             research=research,
             search=lambda query, k: self.engine.search(query, kbs, top_k=k),

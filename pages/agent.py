@@ -1,7 +1,9 @@
-"""Agent (智能体): a chat whose every question runs the agentic loop, round by round.
+"""Agent (智能体): a chat whose every question runs the agentic loop, round by round, and
+tasks (DESIGN §7) that research the knowledge, re-plan, work through a workspace and report.
 
 The conversation is the run log (`RunStore`): every `ask` is stored with its answer and trace,
 so a reload replays it. "New conversation" moves a stored marker past the runs shown so far.
+The last task's report stays on the page (session state) until the next one.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ import streamlit as st
 from app.rounds import RoundsView, render_answer
 from app.services import knowledge_service
 from app.strings import agent as T
-from app.widgets import empty_state, kb_names, show_error
+from app.tasks import TaskView, render_result
+from app.widgets import ROOT, empty_state, kb_names, show_error
+from core.agent.workspace import ARCHIVE_SUFFIXES
 from core.store.runs import RunStore
+
+SAMPLE_PROJECT = ROOT / "samples" / "springboot-shop"
 
 MARKER = "agent-conversation"
 HISTORY = 50  # runs replayed at most
@@ -61,6 +67,27 @@ if not empty_state(service):
 
 runs = RunStore(service.catalog)
 names = kb_names(service)
+mode = (
+    st.segmented_control(
+        T.MODE_LABEL, [T.MODE_ASK, T.MODE_TASK], default=T.MODE_ASK, key="agent-mode"
+    )
+    or T.MODE_ASK
+)
+workspace = None
+if mode == T.MODE_TASK:
+    upload = st.file_uploader(
+        T.WORKSPACE_UPLOAD, type=[s.lstrip(".") for s in ARCHIVE_SUFFIXES], key="agent-archive"
+    )
+    use_sample = st.checkbox(T.WORKSPACE_SAMPLE, value=upload is None, key="agent-sample")
+    if upload is not None:
+        staged = service.settings.home / "uploads" / "workspaces" / upload.name
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged.write_bytes(upload.getvalue())
+        workspace = staged  # unpacked (after its entries are checked) into a per-run folder
+    elif use_sample:
+        workspace = SAMPLE_PROJECT
+    else:
+        st.caption(T.WORKSPACE_NONE)
 conversation = st.container()
 with conversation:
     for run in runs.since(runs.marker(MARKER), HISTORY):
@@ -77,7 +104,14 @@ scope = scope_col.multiselect(
 if scope_col.button(T.NEW_CONVERSATION, key="agent-new"):
     runs.mark(MARKER)
     st.rerun()
-message = input_col.chat_input(T.CHAT_PLACEHOLDER, key="agent-input")
+placeholder = T.TASK_PLACEHOLDER if mode == T.MODE_TASK else T.CHAT_PLACEHOLDER
+message = input_col.chat_input(placeholder, key="agent-input")
+if mode == T.MODE_TASK and not message and "agent-task" in st.session_state:
+    with conversation:
+        with st.chat_message("user"):
+            st.markdown(st.session_state["agent-task"]["task"])
+        with st.chat_message("assistant"):
+            render_result(st.session_state["agent-task"], key="agent-task-last")
 
 if message:
     mentioned, unknown, question = parse_mentions(message, names)
@@ -93,6 +127,22 @@ if message:
         targets = None if not scope or T.SCOPE_ALL in scope else scope
     if not question:
         st.warning(T.EMPTY_QUESTION)
+        st.stop()
+    if mode == T.MODE_TASK:
+        with conversation:
+            with st.chat_message("user"):
+                st.markdown(message)
+            with st.chat_message("assistant"):
+                view = TaskView()
+                try:
+                    result = service.run_task(question, targets, workspace=workspace, on_event=view)
+                except Exception as exc:  # the page's boundary: a sentence, never a traceback
+                    view.close()
+                    show_error(exc)
+                else:
+                    view.close()
+                    st.session_state["agent-task"] = result.to_json()
+                    render_result(st.session_state["agent-task"], key="agent-task-new")
         st.stop()
     with conversation:
         with st.chat_message("user"):

@@ -38,3 +38,23 @@ def service(settings: Settings, embedder: BuiltinEmbedder):
     svc = KnowledgeService(settings, embedder=embedder)
     yield svc
     svc.close()
+
+
+@pytest.fixture
+def app_home(tmp_path, monkeypatch):
+    """The app's home for an AppTest: a temp ZHIXING_HOME in offline mode. The app's cached
+    service is cleared before and closed after (it holds the home's Milvus Lite file).
+
+    A test that needs a prepared home copies one into it before the app first runs.
+    """
+    from app.services import knowledge_service
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ZHIXING_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ZHIXING_CHAT_MODEL", "ZHIXING_EMBEDDING"):
+        monkeypatch.delenv(name, raising=False)
+    knowledge_service.clear()
+    yield home
+    if (home / "catalog.db").exists():
+        knowledge_service().close()
+    knowledge_service.clear()

@@ -13,19 +13,8 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A temp home for the app; the app's cached service is closed afterwards (frees the lock)."""
-    from app.services import knowledge_service
-
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    yield home
-    if (home / "catalog.db").exists():
-        knowledge_service().close()
-    knowledge_service.clear()
+def home(app_home):
+    return app_home
 
 
 def _run(at: AppTest | None = None) -> AppTest:
@@ -50,6 +39,6 @@ def test_the_sample_button_builds_a_searchable_knowledge_base(home):
     kbs = {kb.name: kb for kb in svc.list_kbs()}
     assert "sample" in kbs and kbs["sample"].mode == "graph"
     documents, chunks = svc.catalog.kb_counts(kbs["sample"].id)
-    assert documents == 2 and chunks > 4
+    assert documents == 3 and chunks > 4
     assert svc.search("会话固定", ["sample"])[0].document.endswith("zh.md")
-    assert "sample · 2 篇文档" in " ".join(c.value for c in at.sidebar.caption)
+    assert "sample · 3 篇文档" in " ".join(c.value for c in at.sidebar.caption)

@@ -131,7 +131,7 @@ def test_first_start_builds_the_sample_from_the_empty_state(page, app_url: str) 
     _shot(page, "empty-state")
     page.get_by_role("button", name=re.compile("建立示例知识库")).click()
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text(re.compile(r"sample · 2 篇文档")).wait_for(timeout=TIMEOUT_MS)
+    sidebar.get_by_text(re.compile(r"sample · 3 篇文档")).wait_for(timeout=TIMEOUT_MS)
     _settle(page)
 
 
@@ -207,6 +207,26 @@ def test_the_recall_page_shows_hits_with_their_provenance(page, app_url: str) ->
     _settle(page)
     page.get_by_text(re.compile(r"basic #\d")).first.wait_for()
     _shot(page, "recall")
+
+
+def test_the_agent_page_runs_the_showcase_audit_task(page, app_url: str) -> None:
+    _open(page, app_url, "agent")
+    page.locator(".st-key-agent-mode button").filter(has_text="任务 Task").click()
+    _settle(page)
+    box = page.locator(".st-key-agent-input textarea")
+    box.fill("对这个 Java SpringBoot 项目进行代码审计，参考 @sample 中的规范")
+    box.press("Enter")
+    page.get_by_text(re.compile(r"子任务 1 · ")).first.wait_for()  # subtasks appear as they run
+    # The report is the last Markdown that cites the planted SQL line (the subtasks' own
+    # blocks cite it too, collapsed once they are done).
+    report = page.get_by_test_id("stMarkdownContainer").filter(
+        has_text=re.compile(r"ProductRepository\.java:37")
+    )
+    report.last.wait_for(timeout=TIMEOUT_MS)
+    _settle(page)
+    assert page.get_by_text(re.compile("计划已根据知识库修订")).first.is_visible()
+    page.get_by_role("heading", name=re.compile("Findings")).first.scroll_into_view_if_needed()
+    _shot(page, "task")
 
 
 class AgentModel:

@@ -27,19 +27,10 @@ def built_home(tmp_path_factory, embedder) -> Path:
 
 
 @pytest.fixture
-def home(built_home, tmp_path, monkeypatch):
-    """A copy of the built home for the app; the app's cached service is closed afterwards."""
-    from app.services import knowledge_service
-
-    home = tmp_path / "home"
-    shutil.copytree(built_home, home)
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    yield home
-    knowledge_service().close()
-    knowledge_service.clear()
+def home(built_home, app_home):
+    """A copy of the built home, for the app."""
+    shutil.copytree(built_home, app_home)
+    return app_home
 
 
 def _agent() -> AppTest:

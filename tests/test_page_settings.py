@@ -14,17 +14,8 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    from app.services import knowledge_service
-
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ZHIXING_CHAT_MODEL", "ZHIXING_EMBEDDING"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    yield home
-    knowledge_service().close()
-    knowledge_service.clear()
+def home(app_home):
+    return app_home
 
 
 def _settings_page() -> AppTest:

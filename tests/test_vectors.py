@@ -124,3 +124,16 @@ def test_a_file_held_by_another_process_is_a_clear_error(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_waiting_for_the_indexes_returns_once_every_flushed_row_is_indexed(store):
+    records = [
+        VectorRecord(kb=1, doc=1, kind="chunk", ref_id=i, text=f"chunk {i}", vector=_unit(i))
+        for i in range(20)
+    ]
+    store.upsert(8, records)
+    store.flush(8)
+    assert store.wait_until_indexed(8, timeout_s=60)
+    name = store.collection_name(8)
+    info = store.client.describe_index(name, "dense")
+    assert info["indexed_rows"] == info["total_rows"] == 20

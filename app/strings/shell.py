@@ -20,7 +20,7 @@ SIDEBAR_EMBEDDING = "向量模型"
 EMPTY_TITLE = "欢迎使用知行"
 EMPTY_BODY = (
     "还没有知识库。可以在「构建」页上传自己的文档，或者先用内置的示例文档"
-    "（Java 安全编码规范，中文与英文各一篇）建一个示例知识库，一分钟内看到每个页面的效果。"
+    "（Java 安全编码规范：中文两篇、英文一篇）建一个示例知识库，一分钟内看到每个页面的效果。"
 )
 EMPTY_SAMPLE_BUTTON = "建立示例知识库 Build the sample knowledge base"
 SAMPLE_KB_NAME = "sample"

@@ -26,8 +26,8 @@ class TaskContext:
     `research(text, on_event)` runs the agentic knowledge search (DESIGN §6) and returns its
     `AgenticResult`; `search(query, top_k)` is one plain fused search, used by the offline
     re-plan to look up the clauses of known audit topics. `llm` (an `LLMClient`) writes the plan
-    and the revised plan; `chat` is a LangChain chat model that supports `bind_tools`, used to
-    execute subtasks with tool calling. Without them the run is offline: headings of the matching
+    and the revised plan; `chat` (the same client: `invoke_tools(messages, tools)`) executes
+    subtasks with tool calling. Without them the run is offline: headings of the matching
     knowledge become subtasks and each subtask greps the workspace with patterns. `workspace`
     is optional: without one, subtasks only consult the knowledge.
     """

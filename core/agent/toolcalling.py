@@ -5,7 +5,7 @@ gets at most budget + 2 turns. Each tool result goes back to the model as a Tool
 as data. A finding the model records is checked against the workspace (the file and line must
 exist; the code line is read from the file, not taken from the model).
 
-langchain-openai is imported lazily, only when a model is built (as in `core.llm`).
+The model is reached through `LLMClient.invoke_tools`: langchain-openai stays inside `core.llm`.
 """
 
 from __future__ import annotations
@@ -20,25 +20,11 @@ from core.agent.state import Finding, KnowledgeRef, Subtask
 from core.agent.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
 from core.errors import LLMError
 
-__all__ = ["execute_with_tools", "make_tool_model"]
+__all__ = ["execute_with_tools"]
 
 _MAX_FINDINGS = 12  # per subtask
 _SEVERITIES = ("high", "medium", "low", "info")
 _NUMBERED = re.compile(r"^\d+\| ?")
-
-
-def make_tool_model(llm: Any) -> Any:
-    """A ChatOpenAI on the endpoint and chat model of an `LLMClient`, for tool calling."""
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(
-        model=llm.settings.chat_model,
-        api_key=llm.settings.openai_api_key or "not-needed",  # keyless local servers
-        base_url=llm.base_url,
-        timeout=llm.timeout_s,
-        max_retries=2,
-        use_responses_api=False,
-    )
 
 
 def _tool_defs(names: list[str]) -> list[dict[str, Any]]:
@@ -79,7 +65,7 @@ def execute_with_tools(
     task: str, subtask: Subtask, box: ToolBox, chat: Any
 ) -> tuple[list[Finding], str]:
     """Run one subtask with the model choosing tools; return its findings and its summary."""
-    model = chat.bind_tools(_tool_defs(box.names()))
+    tools = _tool_defs(box.names())
     messages: list[BaseMessage] = [
         SystemMessage(EXECUTOR_SYSTEM.format(max_calls=box.context.max_tool_calls)),
         HumanMessage(_brief(task, subtask, box)),
@@ -87,7 +73,7 @@ def execute_with_tools(
     findings: list[Finding] = []
     summary = ""
     for _ in range(box.context.max_tool_calls + 2):
-        reply = _invoke(model, messages)
+        reply = _invoke(chat, messages, tools)
         messages.append(reply)
         if not reply.tool_calls:
             summary = reply.content if isinstance(reply.content, str) else str(reply.content)
@@ -102,13 +88,9 @@ def execute_with_tools(
     return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
 
 
-def _invoke(model: Any, messages: list[BaseMessage]) -> AIMessage:
-    import openai
-
-    try:
-        reply = model.invoke(messages)
-    except openai.OpenAIError as exc:
-        raise LLMError(f"The tool-calling request failed: {type(exc).__name__}.") from None
+def _invoke(chat: Any, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+    """One turn through the LLM client's tool-calling seam (its retries, its error wording)."""
+    reply = chat.invoke_tools(messages, tools)
     if not isinstance(reply, AIMessage):
         raise LLMError("The model did not answer with a chat message.")
     return reply

@@ -254,6 +254,46 @@ class LLMClient:
         except ValidationError as exc:
             return None, _describe(exc), reply
 
+    def invoke_tools(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]]) -> Any:
+        """One chat turn on the chat model with these tools bound (OpenAI function specs).
+
+        Returns the model's `AIMessage` (its `tool_calls` say what to run). Transient failures
+        are retried like every other call, and a failure is worded the same way.
+        """
+        model = self._tool_model(tuple(sorted(t["function"]["name"] for t in tools)), tools)
+        with self._slots:
+            try:
+                return run_with_retries(
+                    lambda: model.invoke(list(messages)),
+                    self._policy,
+                    self.stats,
+                    what="tool call",
+                )
+            except openai.OpenAIError as exc:
+                self.stats.add("failures")
+                raise endpoint_error(
+                    exc,
+                    base_url=self.base_url,
+                    attempts=self._policy.max_attempts,
+                    model=self.settings.chat_model,
+                    secret=self.settings.openai_api_key,
+                ) from None
+
+    def _tool_model(self, key: tuple[str, ...], tools: Sequence[Mapping[str, Any]]) -> Runnable:
+        with self._lock:
+            model = self._runnables.get(("tools", key))  # type: ignore[index]
+            if model is None:
+                model = ChatOpenAI(
+                    model=self.settings.chat_model,
+                    api_key=self.settings.openai_api_key or _PLACEHOLDER_KEY,
+                    base_url=self.base_url,
+                    timeout=self.timeout_s,
+                    max_retries=0,
+                    use_responses_api=False,
+                ).bind_tools(list(tools))
+                self._runnables[("tools", key)] = model  # type: ignore[index]
+            return model
+
     def _runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
         with self._lock:
             runnable = self._runnables.get((model, schema))

@@ -15,6 +15,7 @@ import fcntl
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,6 +163,27 @@ class VectorStore:
         9,000-row collection a dense search took 600 ms before a flush and 12 ms after.
         """
         self._call(self.client.flush, self.ensure_collection(dimension))
+
+    def wait_until_indexed(self, dimension: int, timeout_s: float = 300.0) -> bool:
+        """Wait until every row of the collection is in its indexes; False on timeout.
+
+        Milvus builds the indexes of flushed segments in the background; until it is done, a
+        search scans those rows by brute force (and competes with the index build for CPU).
+        Benchmarks wait for this so they measure the steady state, not the minutes after a build.
+        """
+        name = self.ensure_collection(dimension)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            pending = 0
+            for index in self._call(self.client.list_indexes, name):
+                info = self._call(self.client.describe_index, name, index)
+                pending += int(info.get("pending_index_rows", 0))
+                pending += int(info.get("total_rows", 0)) - int(info.get("indexed_rows", 0))
+            if pending <= 0:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
 
     def delete(self, dimension: int, *, kb: int, doc: int | None = None) -> None:
         """Delete every row of a knowledge base, or of one document in it."""
