@@ -183,17 +183,7 @@ class KnowledgeService:
         kbs = self.scope(names)
         for kb in kbs:
             self._check_embedder(kb)
-        context = AgentContext(
-            retrieve=lambda queries, rewrites: self.engine.search_many(
-                queries, kbs, top_k=top_k, rewrites=rewrites
-            ),
-            answer=lambda q, evidence, aspects: grounded_answer(
-                q, evidence, llm=self.llm, aspects=aspects
-            ),
-            llm=self.llm,
-            neighbours=lambda terms: self._neighbour_names(kbs, terms),
-            max_rounds=max_rounds,
-        )
+        context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
         started = time.time()
         result = run_agentic(question, context, on_event)
         RunStore(self.catalog).save(
@@ -204,6 +194,22 @@ class KnowledgeService:
             started_at=started,
         )
         return result
+
+    def _agent_context(
+        self, kbs: Sequence[KnowledgeBase], *, top_k: int, max_rounds: int
+    ) -> AgentContext:
+        """The agentic loop's dependencies over these knowledge bases (ask and task research)."""
+        return AgentContext(
+            retrieve=lambda queries, rewrites: self.engine.search_many(
+                queries, kbs, top_k=top_k, rewrites=rewrites
+            ),
+            answer=lambda q, evidence, aspects: grounded_answer(
+                q, evidence, llm=self.llm, aspects=aspects
+            ),
+            llm=self.llm,
+            neighbours=lambda terms: self._neighbour_names(kbs, terms),
+            max_rounds=max_rounds,
+        )
 
     def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
         """Names one hop from the entities the terms name: the offline refiner's new leads."""
@@ -295,17 +301,7 @@ class KnowledgeService:
             workspace = open_workspace(Path(workspace), self.settings.home / "runs")
 
         def research(text: str, sink: Callable[[dict[str, Any]], None] | None) -> AgenticResult:
-            context = AgentContext(
-                retrieve=lambda queries, rewrites: self.engine.search_many(
-                    queries, kbs, top_k=top_k, rewrites=rewrites
-                ),
-                answer=lambda q, evidence, aspects: grounded_answer(
-                    q, evidence, llm=self.llm, aspects=aspects
-                ),
-                llm=self.llm,
-                neighbours=lambda terms: self._neighbour_names(kbs, terms),
-                max_rounds=max_rounds,
-            )
+            context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
             return run_agentic(text, context, sink)
 
         chat = self.llm if hasattr(self.llm, "invoke_tools") else None

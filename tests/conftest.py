@@ -58,3 +58,17 @@ def app_home(tmp_path, monkeypatch):
     if (home / "catalog.db").exists():
         knowledge_service().close()
     knowledge_service.clear()
+
+
+@pytest.fixture(scope="session")
+def sample_home(tmp_path_factory, embedder) -> Path:
+    """A home with the shipped sample documents (app/samples) in a graph-mode knowledge base
+    "kb", built once per run; tests copy it (`shutil.copytree`) rather than change it."""
+    from core.service import KnowledgeService
+
+    home = tmp_path_factory.mktemp("sample") / "home"
+    samples = sorted((Path(__file__).resolve().parents[1] / "app" / "samples").glob("*.md"))
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        svc.add("kb", samples)
+    return home

@@ -8,28 +8,16 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import Settings
 from core.search.summary import NOT_FOUND_ZH
-from core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = str(ROOT / "app" / "main.py")
 
 
-@pytest.fixture(scope="module")
-def built_home(tmp_path_factory, embedder) -> Path:
-    """The sample knowledge base "kb", built once per module and copied for each test."""
-    home = tmp_path_factory.mktemp("built") / "home"
-    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        svc.add("kb", sorted((ROOT / "app" / "samples").glob("*.md")))
-    return home
-
-
 @pytest.fixture
-def home(built_home, app_home):
-    """A copy of the built home, for the app."""
-    shutil.copytree(built_home, app_home)
+def home(sample_home, app_home):
+    """A copy of the built sample home, for the app."""
+    shutil.copytree(sample_home, app_home)
     return app_home
 
 
