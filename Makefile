@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+HOST ?= 0.0.0.0
 
-.PHONY: install run test lint format bench clean
+.PHONY: install run serve test lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
@@ -20,6 +21,10 @@ install: $(STAMP)
 
 run: install
 	$(BIN)/streamlit run app/main.py --server.port $(PORT)
+
+# For the intranet: refuses to start until a user exists (`zhixing user add NAME --role admin`).
+serve: install
+	$(BIN)/python -m core.cli serve --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/ruff check .

@@ -12,7 +12,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,15 +20,27 @@ from typing import Any
 import streamlit as st
 
 from app.strings import build as T
-from core.build import BuildReport, ProgressEvent
+from core.build import BuildReport, ProgressEvent, ProgressSink
+from core.config import Settings
 from core.errors import ZhixingError
 from core.ingest import sanitize_name
+from core.ingest.uploads import UploadRefusedError, check_upload
 from core.models import KnowledgeBase
 from core.service import KnowledgeService
 
-__all__ = ["BuildJobs", "JobBusyError", "JobView", "LogLine", "build_jobs", "estimate"]
+__all__ = [
+    "BuildJobs",
+    "JobBusyError",
+    "JobView",
+    "LogLine",
+    "build_jobs",
+    "estimate",
+    "resume_interrupted_once",
+]
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+PAUSED = "paused"  # the LLM endpoint is away; the job waits for it (core.build.pause)
+ACTIVE = (RUNNING, PAUSED)
 _MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event; cap the memory
 _MAX_FINISHED = 50  # finished jobs kept for their summaries
 
@@ -65,11 +77,12 @@ class JobView:
 
     @property
     def running(self) -> bool:
-        return self.state == RUNNING
+        """Still at work (running, or paused waiting for the LLM endpoint)."""
+        return self.state in ACTIVE
 
     @property
     def fraction(self) -> float:
-        if self.state != RUNNING:
+        if not self.running:
             return 1.0
         return min(self.done / self.total, 1.0) if self.total else 0.0
 
@@ -139,15 +152,17 @@ class BuildJobs:
         job_id = uuid.uuid4().hex[:12]
         # Staging writes files: do it outside the lock, then check again before registering.
         staging = service.settings.home / "uploads" / job_id if uploads else None
-        staged = _stage(staging, uploads) if staging else []
+        limit = service.settings.max_upload_mb
+        staged = _stage(staging, uploads, max_upload_mb=limit) if staging else []
         all_paths = [*staged, *(Path(p) for p in paths)]
         job = _Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
         self._log(job, T.LOG_STAGE_JOB, T.LOG_STAGED.format(count=len(all_paths)))
+
+        def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport:
+            return service.add(kb, all_paths, on_event=on_event, cancel=cancel)
+
         job.thread = threading.Thread(
-            target=self._run,
-            args=(job, service, all_paths),
-            name=f"zhixing-build-{job_id}",
-            daemon=True,
+            target=self._run, args=(job, build), name=f"zhixing-build-{job_id}", daemon=True
         )
         with self._lock:
             try:
@@ -160,6 +175,43 @@ class BuildJobs:
             self._trim()
             job.thread.start()
             return job.view()
+
+    def resume_interrupted(self, service: KnowledgeService) -> list[JobView]:
+        """Restart, as background jobs, the builds a crash or kill of the server interrupted.
+
+        Call once per server process. Their uploads are still staged under
+        `<home>/uploads/<job id>/`: that folder goes only when a job ends for good.
+        """
+        started = []
+        for record in service.pipeline.interrupted_jobs():
+            kb = service.catalog.kb_by_id(record.kb_id).name
+            staging = Path(record.staging) if record.staging else None
+            job = _Job(
+                id=staging.name if staging else f"job-{record.id}",
+                kb=kb,
+                files=tuple(Path(p).name for p in record.paths),
+                staging=staging,
+            )
+            self._log(job, T.LOG_STAGE_JOB, T.LOG_RESUMING)
+
+            def build(
+                on_event: ProgressSink, cancel: threading.Event, job_id: int = record.id
+            ) -> BuildReport | None:
+                reports = service.resume_interrupted(
+                    job_id=job_id, on_event=on_event, cancel=cancel
+                )
+                return reports[0] if reports else None
+
+            job.thread = threading.Thread(
+                target=self._run, args=(job, build), name=f"zhixing-build-{job.id}", daemon=True
+            )
+            with self._lock:
+                if self._running(kb) is not None or job.id in self._jobs:
+                    continue
+                self._jobs = {job.id: job, **self._jobs}
+                job.thread.start()
+                started.append(job.view())
+        return started
 
     def get(self, job_id: str) -> JobView | None:
         with self._lock:
@@ -192,7 +244,7 @@ class BuildJobs:
         """Drop a finished job from the list (a running one stays)."""
         with self._lock:
             job = self._jobs.get(job_id)
-            if job is not None and job.state != RUNNING:
+            if job is not None and job.state not in ACTIVE:
                 del self._jobs[job_id]
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobView:
@@ -213,23 +265,29 @@ class BuildJobs:
 
     # --- the job's thread ----------------------------------------------------------------------
 
-    def _run(self, job: _Job, service: KnowledgeService, paths: list[Path]) -> None:
+    def _run(self, job: _Job, build: Callable[[ProgressSink, threading.Event], Any]) -> None:
         def on_event(event: ProgressEvent) -> None:
             with self._lock:
                 job.done, job.total = event.done, event.total
                 job.chunks, job.eta_s = event.chunks, event.eta_s
+                if event.stage == PAUSED:
+                    job.state = PAUSED
+                elif job.state == PAUSED:
+                    job.state = RUNNING
                 self._log(job, event.stage, event.message)
 
         report: BuildReport | None = None
         error = ""
         try:
-            report = service.add(job.kb, paths, on_event=on_event, cancel=job.cancel)
+            report = build(on_event, job.cancel)
         except ZhixingError as exc:
             error = str(exc)
         except Exception as exc:  # a bug must end the job readably, not kill it silently
             error = f"{type(exc).__name__}: {exc}"
         finally:
-            if job.staging is not None:
+            # A build that stopped (endpoint away too long) is resumable: keep its uploads.
+            # Otherwise the pipeline has removed them already; this covers a refused start.
+            if job.staging is not None and not (report is not None and report.stopped):
                 shutil.rmtree(job.staging, ignore_errors=True)
         with self._lock:
             job.report, job.finished_at = report, time.time()
@@ -252,21 +310,27 @@ class BuildJobs:
             del job.log[: len(job.log) - _MAX_LOG]
 
     def _running(self, kb: str) -> _Job | None:
-        return next((j for j in self._jobs.values() if j.kb == kb and j.state == RUNNING), None)
+        return next((j for j in self._jobs.values() if j.kb == kb and j.state in ACTIVE), None)
 
     def _check_idle(self, kb: str) -> None:
         if self._running(kb) is not None:
             raise JobBusyError(T.BUSY.format(kb=kb))
 
     def _trim(self) -> None:
-        finished = [i for i, j in self._jobs.items() if j.state != RUNNING]
+        finished = [i for i, j in self._jobs.items() if j.state not in ACTIVE]
         for job_id in finished[_MAX_FINISHED:]:
             del self._jobs[job_id]
 
 
-def _stage(folder: Path, uploads: Sequence[tuple[str, bytes]]) -> list[Path]:
+def _stage(
+    folder: Path, uploads: Sequence[tuple[str, bytes]], *, max_upload_mb: int | None = None
+) -> list[Path]:
     """Save uploads by their sanitized names; a repeated name goes to a subfolder so that the
-    pipeline reports it as a duplicate instead of one file silently replacing the other."""
+    pipeline reports it as a duplicate instead of one file silently replacing the other.
+
+    Checked first (`_check_uploads`): nothing is written when any upload is refused.
+    """
+    _check_uploads(uploads, max_upload_mb)
     folder.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     seen: set[str] = set()
@@ -280,6 +344,22 @@ def _stage(folder: Path, uploads: Sequence[tuple[str, bytes]]) -> list[Path]:
     return paths
 
 
+def _check_uploads(uploads: Sequence[tuple[str, bytes]], max_upload_mb: int | None) -> None:
+    """Refuse the whole upload, naming each file that is too big or of a type Zhixing does not
+    read, in the page's spirit: bad input creates nothing (the page deletes a knowledge base it
+    just made when its first build cannot start). Streamlit's uploader checks both as well, but
+    only for its own widget; this holds for any caller."""
+    limit = Settings.max_upload_mb if max_upload_mb is None else max_upload_mb
+    refused = []
+    for name, content in uploads:
+        try:
+            check_upload(name, content, max_mb=limit)
+        except UploadRefusedError as exc:
+            refused.append(str(exc))
+    if refused:
+        raise UploadRefusedError(" ".join(refused))
+
+
 def estimate(
     service: KnowledgeService, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
 ) -> dict[str, dict[str, Any]] | None:
@@ -291,7 +371,7 @@ def estimate(
         return None
     folder = service.settings.home / "uploads" / f"estimate-{uuid.uuid4().hex[:12]}"
     try:
-        paths = _stage(folder, uploads)
+        paths = _stage(folder, uploads, max_upload_mb=service.settings.max_upload_mb)
         # A knowledge base not created yet: no documents, so nothing counts as already built.
         return {
             mode: service.pipeline.estimate(KnowledgeBase(id=-1, name="new", mode=mode), paths)
@@ -306,3 +386,12 @@ def estimate(
 def build_jobs() -> BuildJobs:
     """The server process's build jobs, shared by every session and page."""
     return BuildJobs()
+
+
+@st.cache_resource
+def resume_interrupted_once(_service: KnowledgeService) -> int:
+    """Restart the builds a crash interrupted, once per server process; return how many.
+
+    (`_service` is not hashed by Streamlit: one call per process, whatever service is passed.)
+    """
+    return len(build_jobs().resume_interrupted(_service))

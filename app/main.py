@@ -12,26 +12,42 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.services import knowledge_service  # noqa: E402
+from app.auth import require_login, sign_out  # noqa: E402
+from app.jobs import resume_interrupted_once  # noqa: E402
+from app.services import ACTOR_KEY, knowledge_service  # noqa: E402
 from app.strings import shell as T  # noqa: E402
 from app.widgets import sidebar  # noqa: E402
 from core.errors import ZhixingError  # noqa: E402
 
 st.set_page_config(page_title=T.APP_TITLE, page_icon="📚", layout="wide")
 
-PAGES = ROOT / "pages"
-navigation = st.navigation(
-    [
-        st.Page(PAGES / "build.py", title=T.NAV_BUILD, icon="🧱", default=True),
-        st.Page(PAGES / "graph.py", title=T.NAV_GRAPH, icon="🕸️"),
-        st.Page(PAGES / "recall.py", title=T.NAV_RECALL, icon="🔎"),
-        st.Page(PAGES / "agent.py", title=T.NAV_AGENT, icon="🤖"),
-        st.Page(PAGES / "settings.py", title=T.NAV_SETTINGS, icon="⚙️"),
-    ]
-)
 try:
-    sidebar(knowledge_service())
+    shared = knowledge_service()
 except ZhixingError as exc:
     st.error(T.SERVICE_ERROR.format(error=exc))
     st.stop()
+# Builds a crash interrupted go on as soon as the server is back (once per process).
+resume_interrupted_once(shared)
+# Nobody reaches a page, nor the sidebar's list of knowledge bases, before signing in.
+st.session_state[ACTOR_KEY] = None
+user = require_login(shared)
+st.session_state[ACTOR_KEY] = user
+
+PAGES = ROOT / "pages"
+pages = [
+    st.Page(PAGES / "build.py", title=T.NAV_BUILD, icon="🧱", default=True),
+    st.Page(PAGES / "graph.py", title=T.NAV_GRAPH, icon="🕸️"),
+    st.Page(PAGES / "recall.py", title=T.NAV_RECALL, icon="🔎"),
+    st.Page(PAGES / "agent.py", title=T.NAV_AGENT, icon="🤖"),
+]
+if user.can("admin"):  # the LLM endpoint, its key and the users are the admins' business
+    pages.append(st.Page(PAGES / "settings.py", title=T.NAV_SETTINGS, icon="⚙️"))
+navigation = st.navigation(pages)
+try:
+    sidebar(shared.as_user(user))
+except ZhixingError as exc:
+    st.error(T.SERVICE_ERROR.format(error=exc))
+    st.stop()
+with st.sidebar:
+    sign_out(user)
 navigation.run()

@@ -17,6 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from app.strings import recall as T
+from app.widgets import inert
 from core.models import Hit
 
 
@@ -47,8 +48,9 @@ def render_hits(hits: Sequence[Hit], header: str) -> None:
             score=hit.score,
             provenance=provenance(hit.strategies),
         )
-        with st.expander(label):
-            st.caption(T.HIT_META.format(kb=hit.kb, heading=" › ".join(hit.heading_path) or "—"))
+        with st.expander(inert(label)):
+            heading = " › ".join(hit.heading_path) or "—"
+            st.caption(inert(T.HIT_META.format(kb=hit.kb, heading=heading)))
             st.text(hit.text)
 
 
@@ -63,7 +65,7 @@ def _pieces(text: str, size: int = 6, total_s: float = 1.5) -> Iterator[str]:
 
 def render_answer(answer: Mapping[str, Any], *, stream: bool = False) -> None:
     """The answer (`Answer.to_json()`); the not-found sentence is shown exactly, as a notice."""
-    text = str(answer.get("answer", ""))
+    text = inert(answer.get("answer", ""))
     if not answer.get("found"):
         st.info(text)
     elif stream:
@@ -82,12 +84,12 @@ def render_citations(citations: Sequence[Mapping[str, Any]]) -> None:
         label = T.CITATION_LABEL.format(
             n=citation["n"], document=citation["document"], where=where(int(citation["page"]))
         )
-        with st.expander(label):
+        with st.expander(inert(label)):
             st.text(citation["text"])
 
 
 def _listed(items: Sequence[str]) -> str:
-    return "、".join(items) if items else T.NONE
+    return inert("、".join(items)) if items else T.NONE
 
 
 def _counts(counts: Mapping[str, int]) -> str:
@@ -128,7 +130,9 @@ class RoundsView:
             self.close()
             by_aspect = ", ".join(f"{a} {k}" for a, k in event.get("by_aspect", {}).items())
             self._parent.caption(
-                T.MERGED.format(evidence=event.get("evidence", 0), by_aspect=by_aspect or T.NONE)
+                T.MERGED.format(
+                    evidence=event.get("evidence", 0), by_aspect=inert(by_aspect) or T.NONE
+                )
             )
 
     def close(self) -> None:
@@ -154,10 +158,12 @@ class RoundsView:
     def _retrieved(self, box: DeltaGenerator, event: Mapping[str, Any]) -> None:
         lines = [
             T.ROUND_QUERY_LINE.format(
-                query=q["query"], hits=q["hits"], counts=_counts(q.get("hits_by_strategy", {}))
+                query=inert(q["query"]),
+                hits=q["hits"],
+                counts=_counts(q.get("hits_by_strategy", {})),
             )
             for q in event.get("per_query", [])
-        ] or [f"- {q}" for q in event.get("queries", [])]
+        ] or [f"- {inert(q)}" for q in event.get("queries", [])]
         box.markdown("\n".join([T.ROUND_QUERIES, *lines]))
         box.markdown(T.ROUND_HITS_BY_STRATEGY.format(counts=_counts(event["hits_by_strategy"])))
         box.markdown(
@@ -165,7 +171,7 @@ class RoundsView:
         )
 
     def _evaluated(self, box: Any, event: Mapping[str, Any], n: int) -> None:
-        judge = T.JUDGE.get(event.get("judge", ""), event.get("judge", ""))
+        judge = inert(T.JUDGE.get(event.get("judge", ""), event.get("judge", "")))
         missing = list(event.get("missing", []))
         if event.get("sufficient"):
             box.markdown(T.ROUND_VERDICT_OK.format(judge=judge))

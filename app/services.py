@@ -19,3 +19,17 @@ def embedder() -> Embedder:
 def knowledge_service() -> KnowledgeService:
     """One service per server process: Milvus Lite lets only one process open its file."""
     return KnowledgeService(Settings.from_env(), embedder=embedder())
+
+
+ACTOR_KEY = "zhixing-actor"  # the User the login gate found for this session's current run
+
+
+def session_service() -> KnowledgeService:
+    """The shared service acting for this session's user (core checks every call).
+
+    main.py's login gate sets the user on each run before any page runs; a page reached
+    without it acts as nobody and stops."""
+    user = st.session_state.get(ACTOR_KEY)
+    if user is None:
+        st.stop()
+    return knowledge_service().as_user(user)

@@ -14,6 +14,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 
 from app.rounds import RoundsView
 from app.strings import agent as T
+from app.widgets import inert
 
 __all__ = ["TaskView", "render_result"]
 
@@ -52,43 +53,50 @@ class TaskView:
         elif node == "plan":
             self._plan_before = list(event.get("plan", []))
             with self._parent.expander(T.PLAN_BEFORE, expanded=False):
-                st.markdown("\n".join(f"{i}. {s}" for i, s in enumerate(self._plan_before, 1)))
+                st.markdown(
+                    inert("\n".join(f"{i}. {s}" for i, s in enumerate(self._plan_before, 1)))
+                )
         elif node == "replan":
             plan = list(event.get("plan", []))
             self._parent.info(T.PLAN_CHANGED.format(before=len(self._plan_before), after=len(plan)))
             with self._parent.expander(T.PLAN_AFTER, expanded=True):
-                st.markdown("\n".join(_subtask_line(i, s) for i, s in enumerate(plan, 1)))
+                st.markdown(inert("\n".join(_subtask_line(i, s) for i, s in enumerate(plan, 1))))
         elif node == "subtask":
             self._subtask = self._parent.status(
-                T.SUBTASK_RUNNING.format(n=event["subtask"], title=event["title"]), expanded=True
+                inert(T.SUBTASK_RUNNING.format(n=event["subtask"], title=event["title"])),
+                expanded=True,
             )
             if event.get("goal"):
-                self._subtask.caption(event["goal"])
+                self._subtask.caption(inert(event["goal"]))
         elif node == "tool_call" and self._subtask is not None:
             args = ", ".join(
                 f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event["args"].items()
             )
-            self._subtask.markdown(T.TOOL_CALL.format(tool=event["tool"], args=args))
+            self._subtask.markdown(inert(T.TOOL_CALL.format(tool=event["tool"], args=args)))
         elif node == "tool_result" and self._subtask is not None:
             label = T.TOOL_RESULT_OK if event.get("ok") else T.TOOL_RESULT_REFUSED
             self._subtask.code(f"{label}: {str(event.get('output', ''))[:_SHOWN_OUTPUT]}")
         elif node == "finding" and self._subtask is not None:
             f = event["finding"]
             self._subtask.markdown(
-                T.FINDING.format(
-                    severity=f.get("severity"),
-                    title=f.get("title"),
-                    file=f.get("file"),
-                    line=f.get("line"),
+                inert(
+                    T.FINDING.format(
+                        severity=f.get("severity"),
+                        title=f.get("title"),
+                        file=f.get("file"),
+                        line=f.get("line"),
+                    )
                 )  # fmt: skip
             )
         elif node == "subtask_done" and self._subtask is not None:
             self._subtask.update(
-                label=T.SUBTASK_DONE.format(
-                    n=event["subtask"],
-                    title=event["title"],
-                    findings=event.get("findings", 0),
-                    calls=event.get("tool_calls", 0),
+                label=inert(
+                    T.SUBTASK_DONE.format(
+                        n=event["subtask"],
+                        title=event["title"],
+                        findings=event.get("findings", 0),
+                        calls=event.get("tool_calls", 0),
+                    )
                 ),
                 state="complete",
                 expanded=False,
@@ -115,7 +123,7 @@ def render_result(result: Mapping[str, Any], key: str) -> None:
     """The report, with download buttons (Markdown and the `run --json` shape)."""
     st.subheader(T.REPORT)
     st.caption(T.TASK_FINDINGS.format(n=len(result.get("findings", []))))
-    st.markdown(result["report"])
+    st.markdown(inert(result["report"]))
     left, right = st.columns(2)
     left.download_button(
         T.DOWNLOAD, result["report"], file_name="zhixing-report.md", mime="text/markdown",

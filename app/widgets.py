@@ -18,10 +18,21 @@ from core.service import KnowledgeService
 R = TypeVar("R")
 
 
+def inert(text: object) -> str:
+    """Markdown that holds names, document text or LLM output, made harmless to show.
+
+    Streamlit already shows HTML inside Markdown as text (`<img onerror=…>` stays visible
+    letters) and drops `javascript:` links, but it still renders a Markdown image, so
+    `![](http://…)` in a document would make every reader's browser fetch a URL the document
+    chose: the image syntax is escaped into text.
+    """
+    return str(text).replace("![", "!\\[")
+
+
 def show_error(exc: BaseException) -> None:
     """A readable sentence, never a traceback: Zhixing's own errors already are one."""
     message = str(exc) if isinstance(exc, ZhixingError) else f"{type(exc).__name__}: {exc}"
-    st.error(f"{T.ERROR_PREFIX}{message}")
+    st.error(inert(f"{T.ERROR_PREFIX}{message}"))
 
 
 def guarded(fn: Callable[[], R]) -> R | None:
@@ -43,12 +54,16 @@ def sidebar(service: KnowledgeService) -> None:
             st.caption(T.SIDEBAR_NO_KB)
         for kb in kbs:
             documents, chunks = service.catalog.kb_counts(kb.id)
-            st.caption(T.SIDEBAR_KB_LINE.format(name=kb.name, documents=documents, chunks=chunks))
+            st.caption(
+                inert(T.SIDEBAR_KB_LINE.format(name=kb.name, documents=documents, chunks=chunks))
+            )
         st.subheader(T.SIDEBAR_LLM)
         if settings.llm_configured:
             st.caption(
-                T.SIDEBAR_LLM_ONLINE.format(
-                    model=settings.chat_model, endpoint=settings.openai_base_url
+                inert(
+                    T.SIDEBAR_LLM_ONLINE.format(
+                        model=settings.chat_model, endpoint=settings.openai_base_url
+                    )
                 )
             )
         else:
@@ -77,7 +92,9 @@ def empty_state(service: KnowledgeService) -> bool:
         return True
     st.subheader(T.EMPTY_TITLE)
     st.info(T.EMPTY_BODY)
-    if st.button(T.EMPTY_SAMPLE_BUTTON, type="primary", key="build-sample"):
+    if service.actor.can("build") and st.button(
+        T.EMPTY_SAMPLE_BUTTON, type="primary", key="build-sample"
+    ):
         build_sample(service)
         st.rerun()
     return False
@@ -91,7 +108,7 @@ def build_sample(service: KnowledgeService) -> None:
         # The pipeline reports from its worker threads: lend them this script's context.
         if get_script_run_ctx() is None:
             add_script_run_ctx(threading.current_thread(), ctx)
-        status.write(f"{event.stage}: {event.message}")
+        status.write(inert(f"{event.stage}: {event.message}"))
 
     with st.status(T.SAMPLE_BUILDING, expanded=True) as status:
         try:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from core import cli_access
 from core.build import ProgressEvent
 from core.config import Settings
 from core.errors import ZhixingError
@@ -48,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name")
     add.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     add.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+
+    resume = sub.add_parser("resume", help="finish builds that a kill or a lost LLM interrupted")
+    resume.add_argument("name", nargs="?", help="only this knowledge base's builds")
+    resume.add_argument("--json", action="store_true", help="print a JSON list of summaries")
 
     docs = sub.add_parser("docs", help="list the documents of a knowledge base")
     docs.add_argument("name")
@@ -93,6 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--hops", type=int, default=1)
     graph.add_argument("--limit", type=int, default=60, help="at most this many nodes")
     graph.add_argument("--json", action="store_true")
+
+    export = sub.add_parser("export", help="write one knowledge base to a portable archive")
+    export.add_argument("name")
+    export.add_argument("file", type=Path, help="the archive to write (a .zip)")
+    export.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    imp = sub.add_parser("import", help="restore a knowledge base from an exported archive")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--as", dest="as_name", metavar="NAME", help="import under another name")
+    imp.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    cli_access.add_parsers(sub)
     return parser
 
 
@@ -100,7 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
-        handler = _HANDLERS[args.command if args.command != "kb" else f"kb {args.kb_command}"]
+        action = getattr(args, f"{args.command}_command", None)
+        handler = _HANDLERS[f"{args.command} {action}" if action else args.command]
         return handler(args, settings)
     except ZhixingError as exc:
         print(f"zhixing: {exc}", file=sys.stderr)
@@ -182,6 +198,11 @@ class _Progress:
         now = time.monotonic()
         final = event.stage == "done"
         new_stage = event.stage != self.stage
+        if event.stage == "paused":  # said in full, on its own line: the user may act on it
+            self.stream.write(("\n" if self.tty else "") + f"paused: {event.message}\n")
+            self.stream.flush()
+            self.stage = event.stage
+            return
         if not self.tty and not final and not new_stage and now - self.last < 2.0:
             return
         self.last, self.stage = now, event.stage
@@ -229,6 +250,27 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
             + f" in {report.seconds:.1f}s."
         )
     return 0 if report.ok else 1
+
+
+def _resume(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        reports = svc.resume_interrupted(args.name, on_event=_Progress())
+    for report in reports:
+        for failure in report.failed:
+            print(f"failed: {failure.error}", file=sys.stderr)
+        if report.stopped:
+            print(f"stopped: {report.stopped}", file=sys.stderr)
+    if args.json:
+        _emit_json([r.to_json() for r in reports])
+    elif not reports:
+        print("No interrupted build to resume.")
+    else:
+        for r in reports:
+            print(
+                f"{r.kb}: resumed, {len(r.added)} added, {len(r.skipped)} unchanged, "
+                f"{len(r.failed)} failed, {r.chunks} chunks in {r.seconds:.1f}s."
+            )
+    return 0 if all(r.ok for r in reports) else 1
 
 
 def _docs(args: argparse.Namespace, settings: Settings) -> int:
@@ -515,6 +557,38 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+# --- backup --------------------------------------------------------------------------------
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    names = ("documents", "chunks", "questions", "entities", "relations", "vectors")
+    return ", ".join(f"{counts.get(n, 0)} {n}" for n in names)
+
+
+def _export(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        summary = svc.export_kb(args.name, args.file)
+    if args.json:
+        _emit_json(summary)
+    else:
+        print(f"Exported {args.name!r} to {args.file}: {_counts_line(summary['counts'])}.")
+    return 0
+
+
+def _import(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        summary = svc.import_kb(args.file, as_name=args.as_name)
+    if args.json:
+        _emit_json(summary)
+    else:
+        how = f", re-embedded with {summary['embedding']}" if summary["reembedded"] else ""
+        print(
+            f"Imported {summary['name']!r} from {args.file}: "
+            f"{_counts_line(summary['counts'])}{how}."
+        )
+    return 0
+
+
 _HANDLERS = {
     "ask": _ask,
     "run": _run,
@@ -523,9 +597,13 @@ _HANDLERS = {
     "kb list": _kb_list,
     "kb delete": _kb_delete,
     "add": _add,
+    "resume": _resume,
     "docs": _docs,
     "remove": _remove,
     "search": _search,
+    "export": _export,
+    "import": _import,
+    **cli_access.HANDLERS,
 }
 
 if __name__ == "__main__":

@@ -43,11 +43,20 @@ class Settings:
     embedding: str = "builtin"
     llm_concurrency: int = 8
     structured_output: str = "json_schema"
+    # Logins are required (ZHIXING_AUTH=required): `zhixing serve` sets it on a non-loopback
+    # address; localhost needs none (DESIGN §10).
+    auth_required: bool = False
     # Build and search knobs (not environment contract, but settable for tests and benchmarks).
     chunk_units: int = 800
     chunk_overlap_units: int = 80
     embed_batch: int = 256
     parse_workers: int = 0  # 0 = number of cores
+    # How long a build waits, paused, for an LLM endpoint that cannot be reached before it
+    # stops (resumable with `zhixing resume`).
+    llm_max_pause_s: float = 1800.0
+    # Uploads bigger than this are refused before staging; .streamlit/config.toml's
+    # server.maxUploadSize says the same to the browser.
+    max_upload_mb: int = 200
 
     def __post_init__(self) -> None:
         if self.structured_output not in _STRUCTURED_OUTPUT:
@@ -91,6 +100,7 @@ class Settings:
             embedding=env.get("ZHIXING_EMBEDDING") or "builtin",
             llm_concurrency=llm_concurrency,
             structured_output=env.get("ZHIXING_STRUCTURED_OUTPUT") or "json_schema",
+            auth_required=env.get("ZHIXING_AUTH", "").lower() == "required",
         )
 
     def with_home(self, home: Path) -> Settings:

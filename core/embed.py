@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -30,6 +32,33 @@ class Embedder(Protocol):
         ...
 
 
+class _Gate:
+    """One forward pass at a time, and a short request (a query) goes before the next slice
+    of a long one (a build's batch): searches stay responsive while a build embeds."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._busy = False
+        self._short_waiting = 0
+
+    @contextmanager
+    def hold(self, short: bool) -> Iterator[None]:
+        with self._cond:
+            self._short_waiting += short
+            try:
+                while self._busy or (not short and self._short_waiting):
+                    self._cond.wait()
+            finally:
+                self._short_waiting -= short
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+
 class BuiltinEmbedder:
     """USE multilingual v3, loaded lazily on first use."""
 
@@ -37,11 +66,13 @@ class BuiltinEmbedder:
     dimension = 512
     # Longer inputs only cost time: the encoder averages its token features.
     max_chars = 2000
+    # Long requests run in slices of this many texts; a query waits for one slice at most.
+    slice = 32
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or os.cpu_count() or 1
         self._model = None
-        self._lock = threading.Lock()
+        self._gate = _Gate()
 
     def _load(self):  # noqa: ANN202 - third-party type
         if self._model is None:
@@ -54,10 +85,14 @@ class BuiltinEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         clipped = [t[: self.max_chars] if t.strip() else "-" for t in texts]
-        # The numpy forward pass is not re-entrant across threads sharing one thread pool.
-        with self._lock:
-            vectors = self._load().encode(clipped)
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
+        short = len(clipped) <= self.slice
+        parts = []
+        for start in range(0, len(clipped), self.slice):
+            # The numpy forward pass is not re-entrant across threads sharing one thread pool.
+            with self._gate.hold(short):
+                vectors = self._load().encode(clipped[start : start + self.slice])
+            parts.append(np.asarray(vectors, dtype=np.float32).reshape(-1, self.dimension))
+        return np.concatenate(parts)
 
 
 def make_embedder(settings: Settings) -> Embedder:

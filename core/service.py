@@ -6,6 +6,7 @@ of one Zhixing home, and speaks in knowledge-base names; everything below it spe
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -13,21 +14,28 @@ from pathlib import Path
 from typing import Any
 
 from core.agentic import AgentContext, AgenticResult, run_agentic
+from core.auth import LOCAL, User
 from core.build import BuildPipeline, BuildReport, ProgressSink, remove_documents
 from core.config import Settings
 from core.embed import Embedder, make_embedder
-from core.errors import NotFoundError, ZhixingError
+from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
+from core.llm.tracing import disable_tracing
 from core.models import Hit, KnowledgeBase, StoredDocument
 from core.search import DEFAULT_STRATEGIES, SearchEngine
 from core.search.summary import Answer, grounded_answer
+from core.service_access import AccessControl
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
 from core.store.runs import RunStore
+from core.store.users import UserStore
 
 __all__ = ["KnowledgeService"]
 
 
-class KnowledgeService:
+class KnowledgeService(AccessControl):
+    """Every public method checks what `actor` may do (core/auth.py) before doing it: the
+    service a page or a CLI command holds is `service.as_user(user)`, or the local operator."""
+
     def __init__(
         self,
         settings: Settings,
@@ -39,8 +47,17 @@ class KnowledgeService:
         """`llm` replaces the client the settings would make; `llm_options` (timeout_s,
         max_attempts, backoff_s) tune the one they make."""
         self.settings = settings
-        settings.home.mkdir(parents=True, exist_ok=True)
+        disable_tracing()
+        try:
+            settings.home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"The Zhixing home {settings.home} cannot be created ({exc.strerror or exc}); "
+                "set ZHIXING_HOME to a folder this user may write."
+            ) from exc
         self.catalog = Catalog(settings.catalog_path)
+        self.actor: User = LOCAL
+        self.users = UserStore(self.catalog)
         self.graph = GraphStore(self.catalog)
         self.llm = llm if llm is not None else _make_llm(settings, self.catalog, llm_options)
         self.embedder = embedder or make_embedder(settings)
@@ -60,6 +77,13 @@ class KnowledgeService:
         self.vectors.close()
         self.catalog.close()
 
+    def as_user(self, user: User) -> KnowledgeService:
+        """This service acting for `user`: the same stores, that user's rights (a cheap view;
+        close only the original)."""
+        view = copy.copy(self)
+        view.actor = user
+        return view
+
     def __enter__(self) -> KnowledgeService:
         return self
 
@@ -71,7 +95,8 @@ class KnowledgeService:
     def create_kb(
         self, name: str, *, mode: str = "index", tags: Sequence[str] = (), description: str = ""
     ) -> KnowledgeBase:
-        return self.catalog.create_kb(
+        self.actor.require("build", "create knowledge bases")
+        kb = self.catalog.create_kb(
             name,
             mode=mode,
             tags=tags,
@@ -79,19 +104,49 @@ class KnowledgeService:
             embedding=self.embedder.name,
             dimension=self.embedder.dimension,
         )
+        self._audit("kb.create", kb.name, mode=kb.mode)
+        return kb
 
     def list_kbs(self) -> list[KnowledgeBase]:
-        return self.catalog.list_kbs()
+        """The knowledge bases the actor may see."""
+        restricted = self.users.restricted()
+        return [kb for kb in self.catalog.list_kbs() if self._visible(kb, restricted)]
 
     def kb(self, name: str) -> KnowledgeBase:
-        return self.catalog.get_kb(name)
+        kb = self.catalog.get_kb(name)
+        if not self._visible(kb, self.users.restricted()):
+            raise AccessError(
+                f"{kb.name!r} is restricted to its members and {self.actor.name} is not one; "
+                "ask an admin."
+            )
+        return kb
 
     def delete_kb(self, name: str) -> None:
         """Delete a knowledge base everywhere: its vectors first, then every catalog row."""
-        kb = self.catalog.get_kb(name)
+        kb = self.kb(name)
+        if not (self.actor.can("build") and not self.catalog.kb_counts(kb.id)[0]):
+            # An editor may undo a create (no documents yet); anything more is an admin's.
+            self.actor.require("admin", "delete knowledge bases")
         self.vectors.delete(kb.dimension, kb=kb.id)
         self.vectors.flush(kb.dimension)
         self.catalog.delete_kb(kb.id)
+        self._audit("kb.delete", kb.name)
+
+    def export_kb(self, name: str, path: Path) -> dict[str, Any]:
+        """Write a knowledge base to a portable archive (core/backup); return its counts."""
+        from core.backup import export_kb
+
+        summary = export_kb(self, name, path)
+        self._audit("kb.export", name, file=str(path))
+        return summary
+
+    def import_kb(self, path: Path, *, as_name: str | None = None) -> dict[str, Any]:
+        """Restore an archive as a new knowledge base (re-embedded if the model differs)."""
+        from core.backup import import_kb
+
+        summary = import_kb(self, path, as_name=as_name)
+        self._audit("kb.import", summary["name"], file=str(path), source=summary["source"])
+        return summary
 
     # --- documents -------------------------------------------------------------------------
 
@@ -102,20 +157,37 @@ class KnowledgeService:
         on_event: ProgressSink | None = None,
         cancel: threading.Event | None = None,
     ) -> BuildReport:
-        kb = self.catalog.get_kb(name)
+        self.actor.require("build", "add documents")
+        kb = self.kb(name)
         self._check_embedder(kb)
-        return self.pipeline.add(kb, [Path(p) for p in paths], on_event, cancel)
+        files = [Path(p).name for p in paths]
+        try:
+            report = self.pipeline.add(kb, [Path(p) for p in paths], on_event, cancel)
+        except ZhixingError as exc:
+            self._audit("documents.add", kb.name, files=files, error=str(exc))
+            raise
+        self._audit(
+            "documents.add",
+            kb.name,
+            files=files,
+            added=len(report.added),
+            replaced=len(report.replaced),
+            failed=len(report.failed),
+        )
+        return report
 
     def estimate(self, name: str, paths: Sequence[Path]) -> dict[str, Any] | None:
         """The LLM cost of adding these paths (None offline): calls, cached, tokens, model."""
-        return self.pipeline.estimate(self.catalog.get_kb(name), [Path(p) for p in paths])
+        self.actor.require("build", "add documents")
+        return self.pipeline.estimate(self.kb(name), [Path(p) for p in paths])
 
     def documents(self, name: str) -> list[StoredDocument]:
-        return self.catalog.list_documents(self.catalog.get_kb(name).id)
+        return self.catalog.list_documents(self.kb(name).id)
 
     def remove(self, name: str, document: str) -> StoredDocument:
         """Remove one document and every trace of it (chunks, vectors)."""
-        kb = self.catalog.get_kb(name)
+        self.actor.require("build", "remove documents")
+        kb = self.kb(name)
         doc = self.catalog.find_document(kb.id, document)
         if doc is None:
             known = [d.source for d in self.catalog.list_documents(kb.id)]
@@ -128,15 +200,29 @@ class KnowledgeService:
         remove_documents(
             self.catalog, self.vectors, kb, [doc.id], graph=self.graph, embedder=self.embedder
         )
+        self._audit("documents.remove", kb.name, document=doc.source)
         return doc
+
+    def resume_interrupted(
+        self,
+        name: str | None = None,
+        *,
+        job_id: int | None = None,
+        on_event: ProgressSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[BuildReport]:
+        """Finish the builds a kill or a lost LLM endpoint interrupted (of `name`, or all)."""
+        self.actor.require("build", "add documents")
+        kb = self.kb(name) if name is not None else None
+        return self.pipeline.resume_interrupted(kb, job_id=job_id, on_event=on_event, cancel=cancel)
 
     # --- search ----------------------------------------------------------------------------
 
     def scope(self, names: Sequence[str] | None) -> list[KnowledgeBase]:
         """Resolve knowledge-base names (None or ["@all"] = all) to knowledge bases."""
         if names is None or list(names) in (["@all"], ["all"]) or not names:
-            return self.catalog.list_kbs()
-        return [self.catalog.get_kb(n.removeprefix("@")) for n in names]
+            return self.list_kbs()
+        return [self.kb(n.removeprefix("@")) for n in names]
 
     def search(
         self,
@@ -228,7 +314,7 @@ class KnowledgeService:
     # --- graph -----------------------------------------------------------------------------
 
     def graph_stats(self, name: str) -> dict[str, Any]:
-        return self.graph.stats(self.catalog.get_kb(name).id)
+        return self.graph.stats(self.kb(name).id)
 
     def neighbourhood(
         self, name: str, entity: str, *, hops: int = 1, limit: int = 60
@@ -237,7 +323,7 @@ class KnowledgeService:
         edges, in the `graph --json` shape of DESIGN §9."""
         from core.enrich import normalize_entity_name
 
-        kb = self.catalog.get_kb(name)
+        kb = self.kb(name)
         seeds = self.graph.find_entities(kb.id, normalize_entity_name(entity))
         if not seeds:
             raise NotFoundError(f"{name!r} has no entity named {entity!r}.")

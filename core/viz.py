@@ -4,6 +4,13 @@ The HTML must work on an intranet with no internet: pyvis 0.3.2 inlines vis-netw
 `cdn_resources="in_line"`, but its template still links bootstrap from cdn.jsdelivr.net, so every
 tag that loads from http(s) is cut out after rendering, and `render_graph` refuses to return HTML
 that still points outside.
+
+Names, types and descriptions come from documents and LLM output, so they are hostile until
+shown otherwise: they reach the page only as JSON inside the script block (pyvis writes the data
+with Jinja's `tojson`, which escapes `<`, `>`, `&` and `'`, so `</script>` in a name cannot end the
+block, and `render_graph` refuses a page where the data holds a raw `<` or `>`), vis-network 9
+draws labels on the canvas and sets a string tooltip with `innerText`, never as HTML; the legend
+is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -57,6 +64,8 @@ _EXTERNAL_TAG = re.compile(
 )
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
 _OUTSIDE = re.compile(r"(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE)
+# The data lines pyvis's template writes: `nodes = new vis.DataSet([...]);`, one line each.
+_DATA_LINE = re.compile(r"^\s*(?:nodes|edges) = new vis\.DataSet\((.*)\);\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -138,7 +147,8 @@ def render_graph(
 
 
 def _tooltip(node: GraphNode) -> str:
-    # vis-network shows a string title as text, so newlines (not HTML) separate the lines.
+    # vis-network 9 sets a string title as innerText, never HTML (an HTML title would run a
+    # hostile name's markup), so newlines separate the lines and the CSS keeps them.
     lines = [node.name, f"类型 type: {node.type}", f"度 degree: {node.degree}"]
     if node.description:
         lines.append(_wrap(node.description[:400]))
@@ -155,7 +165,17 @@ def _offline(page: str, legend: Sequence[tuple[str, str]]) -> str:
     page = page.replace("</head>", f"<style>{_CSS}</style></head>", 1)
     if _OUTSIDE.search(page):
         raise RuntimeError("The graph HTML still loads something from the internet.")
+    _check_data_is_inert(page)
     return page
+
+
+def _check_data_is_inert(page: str) -> None:
+    """Refuse a page whose node or edge data could close its script block or open a tag."""
+    data = _DATA_LINE.findall(page)
+    if len(data) != 2:
+        raise RuntimeError("The graph HTML does not hold its node and edge data where expected.")
+    if any("<" in line or ">" in line for line in data):
+        raise RuntimeError("The graph data holds raw '<' or '>'; it would not stay inert in HTML.")
 
 
 def _legend_html(legend: Sequence[tuple[str, str]]) -> str:

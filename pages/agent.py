@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import streamlit as st
 
 from app.rounds import RoundsView, render_answer
-from app.services import knowledge_service
+from app.services import session_service
 from app.strings import agent as T
 from app.tasks import TaskView, render_result
-from app.widgets import ROOT, empty_state, kb_names, show_error
+from app.widgets import ROOT, empty_state, inert, kb_names, show_error
 from core.agent.workspace import ARCHIVE_SUFFIXES
 from core.store.runs import RunStore
 
@@ -52,14 +52,14 @@ def parse_mentions(text: str, known: Sequence[str]) -> tuple[list[str], list[str
 def show_run(run: dict) -> None:
     """One stored question and its answer, the rounds collapsed."""
     with st.chat_message("user"):
-        st.markdown(run["question"])
-        st.caption(T.SCOPE_NOTE.format(names="、".join(run["kbs"])))
+        st.markdown(inert(run["question"]))  # another user's words, maybe
+        st.caption(inert(T.SCOPE_NOTE.format(names="、".join(run["kbs"]))))
     with st.chat_message("assistant"):
         RoundsView(live=False).replay(run["trace"])
         render_answer(run["answer"])
 
 
-service = knowledge_service()
+service = session_service()
 st.title(T.TITLE)
 st.caption(T.CAPTION)
 if not empty_state(service):
@@ -109,7 +109,7 @@ message = input_col.chat_input(placeholder, key="agent-input")
 if mode == T.MODE_TASK and not message and "agent-task" in st.session_state:
     with conversation:
         with st.chat_message("user"):
-            st.markdown(st.session_state["agent-task"]["task"])
+            st.markdown(inert(st.session_state["agent-task"]["task"]))
         with st.chat_message("assistant"):
             render_result(st.session_state["agent-task"], key="agent-task-last")
 
@@ -117,8 +117,10 @@ if message:
     mentioned, unknown, question = parse_mentions(message, names)
     if unknown:
         st.warning(
-            T.UNKNOWN_MENTION.format(
-                names="、".join(f"@{n}" for n in unknown), known="、".join(names)
+            inert(
+                T.UNKNOWN_MENTION.format(
+                    names="、".join(f"@{n}" for n in unknown), known="、".join(names)
+                )
             )
         )
     if mentioned:
@@ -131,7 +133,7 @@ if message:
     if mode == T.MODE_TASK:
         with conversation:
             with st.chat_message("user"):
-                st.markdown(message)
+                st.markdown(inert(message))
             with st.chat_message("assistant"):
                 view = TaskView()
                 try:
@@ -146,7 +148,7 @@ if message:
         st.stop()
     with conversation:
         with st.chat_message("user"):
-            st.markdown(message)
+            st.markdown(inert(message))
         with st.chat_message("assistant"):
             view = RoundsView()
             try:

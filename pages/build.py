@@ -9,9 +9,10 @@ from typing import Any
 import streamlit as st
 
 from app.jobs import JobView, build_jobs, estimate
-from app.services import knowledge_service
+from app.services import session_service
 from app.strings import build as T
-from app.widgets import empty_state, guarded, kb_names, show_error
+from app.strings import shell as SHELL
+from app.widgets import empty_state, guarded, inert, kb_names, show_error
 from core.errors import ZhixingError
 
 MODES = ("graph", "index")
@@ -19,7 +20,7 @@ MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}
 MODE_HELP = {"graph": T.MODE_GRAPH_HELP, "index": T.MODE_INDEX_HELP}
 TAIL = 12  # log lines shown while a job runs; the rest are in the expander
 
-service = knowledge_service()
+service = session_service()
 jobs = build_jobs()
 st.session_state.setdefault("build-generation", 0)  # bumped to reset the upload widgets
 
@@ -89,7 +90,7 @@ def create(name: str, files: Any, mode: str, tags: str, description: str) -> Non
     if not name:
         st.error(T.NEED_NAME)
     elif name in kb_names(service):
-        st.error(T.DUPLICATE_NAME.format(name=name))
+        st.error(inert(T.DUPLICATE_NAME.format(name=name)))
     elif not files:
         st.error(T.NEED_FILES)
     else:
@@ -119,6 +120,7 @@ def log_text(view: JobView, lines: int | None = None) -> str:
 def job_header(view: JobView) -> str:
     state = {
         "running": T.STATE_RUNNING,
+        "paused": T.STATE_PAUSED,
         "done": T.STATE_DONE,
         "failed": T.STATE_FAILED,
         "cancelled": T.STATE_CANCELLED,
@@ -133,7 +135,7 @@ def live_job(job_id: str) -> None:
     if view is None or not view.running:
         st.rerun()
     with st.container(border=True):
-        st.markdown(f"**{job_header(view)}**")
+        st.markdown(inert(f"**{job_header(view)}**"))
         eta = T.ETA.format(seconds=view.eta_s) if view.eta_s else ""
         text = T.PROGRESS.format(done=view.done, total=view.total, chunks=view.chunks, eta=eta)
         st.progress(view.fraction, text=text)
@@ -148,10 +150,10 @@ def live_job(job_id: str) -> None:
 
 def finished_job(view: JobView) -> None:
     with st.container(border=True):
-        st.markdown(f"**{job_header(view)}**")
+        st.markdown(inert(f"**{job_header(view)}**"))
         report = view.report
         if view.state == "failed":
-            st.error(view.error)
+            st.error(inert(view.error))
         if report is not None:
             summary = T.SUMMARY.format(
                 added=len(report.added),
@@ -163,9 +165,9 @@ def finished_job(view: JobView) -> None:
             )
             (st.warning if report.failed else st.success)(summary)
             for failure in report.failed:
-                st.caption(T.FAILED_ITEM.format(source=failure.source, error=failure.error))
+                st.caption(inert(T.FAILED_ITEM.format(source=failure.source, error=failure.error)))
             for warning in report.warnings:
-                st.caption(warning)
+                st.caption(inert(warning))
         if view.state == "cancelled":
             st.info(T.CANCELLED_NOTE)
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):
@@ -206,7 +208,7 @@ def kb_table() -> str | None:
 
 def documents_panel(name: str) -> None:
     gen = st.session_state["build-generation"]
-    st.markdown(f"#### {T.DOCS_TITLE.format(name=name)}")
+    st.markdown(inert(f"#### {T.DOCS_TITLE.format(name=name)}"))
     docs = guarded(lambda: service.documents(name)) or []
     if docs:
         fields = list(T.DOC_COLUMNS)
@@ -216,7 +218,10 @@ def documents_panel(name: str) -> None:
         st.caption(T.NO_DOCS)
     busy = jobs.running(name) is not None
     if busy:
-        st.info(T.BUSY.format(kb=name))
+        st.info(inert(T.BUSY.format(kb=name)))
+    if not service.actor.can("build"):
+        st.caption(SHELL.READ_ONLY.format(role=service.actor.role))
+        return
     added = st.file_uploader(
         T.ADD_FILES, T.FILE_TYPES, accept_multiple_files=True, key=f"add-files-{name}-{gen}"
     )
@@ -232,8 +237,11 @@ def documents_panel(name: str) -> None:
                 lambda: (jobs.check_idle(name), service.remove(name, source)),
                 T.REMOVED.format(source=source),
             )
+    if not service.actor.can("admin"):
+        return
     with st.expander(T.DELETE_TITLE):
-        confirm = st.checkbox(T.DELETE_CONFIRM.format(name=name), key=f"delete-confirm-{name}")
+        label = inert(T.DELETE_CONFIRM.format(name=name))
+        confirm = st.checkbox(label, key=f"delete-confirm-{name}")
         if st.button(T.DELETE, key="delete-submit", disabled=busy or not confirm):
             act(
                 lambda: (jobs.check_idle(name), service.delete_kb(name)),
@@ -243,9 +251,10 @@ def documents_panel(name: str) -> None:
 
 st.title(T.TITLE)
 if message := st.session_state.pop("build-flash", None):
-    st.success(message)
+    st.success(inert(message))
 has_kbs = empty_state(service)
-create_form()
+if service.actor.can("build"):
+    create_form()
 jobs_panel()
 if has_kbs and (picked := kb_table()):
     documents_panel(picked)

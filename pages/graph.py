@@ -6,9 +6,9 @@ import zlib
 
 import streamlit as st
 
-from app.services import knowledge_service
+from app.services import session_service
 from app.strings import graph as T
-from app.widgets import empty_state, kb_names
+from app.widgets import empty_state, inert, kb_names
 from core.enrich import normalize_entity_name
 from core.models import KnowledgeBase
 from core.service import KnowledgeService
@@ -56,10 +56,11 @@ def shown_ids(
 
 def details(service: KnowledgeService, entity: StoredEntity) -> None:
     graph = service.graph
-    st.markdown(f"### {entity.name}")
-    st.markdown(f"**{T.NODE_TYPE}:** {entity.type}")
-    st.markdown(f"**{T.NODE_DESCRIPTION}:** {entity.description or T.NONE}")
-    st.markdown(f"**{T.NODE_ALIASES}:** {'、'.join(entity.aliases) or T.NONE}")
+    # Names and descriptions come from documents: Markdown, but inert (app.widgets.inert).
+    st.markdown(inert(f"### {entity.name}"))
+    st.markdown(inert(f"**{T.NODE_TYPE}:** {entity.type}"))
+    st.markdown(inert(f"**{T.NODE_DESCRIPTION}:** {entity.description or T.NONE}"))
+    st.markdown(inert(f"**{T.NODE_ALIASES}:** {'、'.join(entity.aliases) or T.NONE}"))
     st.markdown(f"**{T.NODE_ATTRIBUTES}:**" + ("" if entity.attributes else f" {T.NONE}"))
     if entity.attributes:
         st.json(entity.attributes)
@@ -94,11 +95,11 @@ def details(service: KnowledgeService, entity: StoredEntity) -> None:
             if c["page_start"]
             else T.CHUNK_LABEL_NO_PAGE.format(line=c["line_start"], **where)
         )
-        with st.expander(label):
-            st.markdown(c["text"])
+        with st.expander(inert(label)):
+            st.markdown(inert(c["text"]))
 
 
-service = knowledge_service()
+service = session_service()
 st.title(T.TITLE)
 if not empty_state(service):
     st.stop()
@@ -106,11 +107,11 @@ if not empty_state(service):
 name = st.selectbox(T.KB, kb_names(service), key="graph-kb")
 kb = service.kb(name)
 if kb.mode != "graph":
-    st.info(T.INDEX_MODE.format(name=name))
+    st.info(inert(T.INDEX_MODE.format(name=name)))
     st.stop()
 stats = service.graph_stats(name)
 if not stats["entities"]:
-    st.info(T.NO_ENTITIES.format(name=name))
+    st.info(inert(T.NO_ENTITIES.format(name=name)))
     st.stop()
 
 graph = service.graph
@@ -120,7 +121,7 @@ query = search_col.text_input(T.SEARCH, placeholder=T.SEARCH_PLACEHOLDER, key="g
 hops = hops_col.slider(T.HOPS, min_value=1, max_value=3, value=1, key="graph-hops")
 seeds = graph.find_entities(kb.id, normalize_entity_name(query)) if query.strip() else []
 if query.strip() and not seeds:
-    st.warning(T.UNKNOWN_ENTITY.format(kb=name, name=query.strip()))
+    st.warning(inert(T.UNKNOWN_ENTITY.format(kb=name, name=query.strip())))
 
 ids, left_out = shown_ids(graph, kb, seeds, hops, types, min_degree, cap)
 if not ids:
@@ -135,7 +136,7 @@ rendered = render_graph(
     highlight=seeds,
 )
 if seeds:
-    st.caption(T.NEIGHBOURHOOD.format(name=entities[seeds[0]].name, hops=hops))
+    st.caption(inert(T.NEIGHBOURHOOD.format(name=entities[seeds[0]].name, hops=hops)))
 st.caption(
     T.STATS.format(
         entities=stats["entities"],

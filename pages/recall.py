@@ -5,12 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from app.rounds import RoundsView, render_answer, render_hits
-from app.services import knowledge_service
+from app.services import session_service
 from app.strings import recall as T
 from app.widgets import empty_state, kb_names, show_error
 from core.search import STRATEGIES
 
-service = knowledge_service()
+service = session_service()
 st.title(T.TITLE)
 st.caption(T.CAPTION)
 if not empty_state(service):

@@ -7,16 +7,18 @@ import os
 
 import streamlit as st
 
-from app.services import embedder, knowledge_service
+from app.services import embedder, knowledge_service, session_service
 from app.strings import settings as T
+from app.users import users_section
 from app.widgets import show_error
-from core.config import Settings, load_saved, save_settings
+from core.config import Settings, load_saved
 from core.errors import ZhixingError
 from core.llm.check import check_connection
 
 STRUCTURED = ("json_schema", "function_calling", "json_mode")
 
-service = knowledge_service()
+service = session_service()
+service.authorize("admin")  # the page is listed for admins only; core refuses anyone else
 current = service.settings
 home = current.home
 saved = load_saved(home)
@@ -99,7 +101,7 @@ if save:
         if busy:
             st.warning(T.BUSY)
         else:
-            save_settings(home, values)
+            service.save_settings(values)
             # The service holds the Milvus Lite file: close it before the new one opens it.
             service.close()
             knowledge_service.clear()
@@ -109,3 +111,5 @@ if save:
             st.rerun()
     except ZhixingError as exc:
         show_error(exc)
+
+users_section(service)

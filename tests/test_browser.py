@@ -297,3 +297,152 @@ def test_the_api_key_never_reaches_the_browser(page, llm_url: str) -> None:
 def test_still_nothing_from_outside_localhost(requests_seen: list[str]) -> None:
     outside = sorted({u for u in requests_seen if not is_local(u)})
     assert outside == []
+
+
+# --- hostile input (DESIGN §10): names and text from documents render as text, never as markup ---
+
+XSS_IMG = "<img src=x onerror=alert(1)>"
+XSS_SCRIPT = "</script><script>alert(2)</script>"
+XSS_FILE = "<img src=x onerror=alert(3)>.md"
+BEACON = "http://beacon.invalid/pixel.png"  # a Markdown image in a document must not be fetched
+XSS_DOC = (
+    f"# 漏洞说明 {XSS_IMG}\n\n"
+    f"跨站脚本 XSS 的示例载荷是 {XSS_IMG} 和 {XSS_SCRIPT}，页面必须把它们当作文本显示。\n\n"
+    f"![beacon]({BEACON}) 图片也不能加载。\n"
+)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, embedder) -> Iterator[tuple[str, dict[str, int]]]:
+    """The app, offline, on a home whose document name, text and entities are hostile."""
+    from core.config import Settings
+    from core.enrich import normalize_entity_name
+    from core.service import KnowledgeService
+
+    require_chromium()
+    root = tmp_path_factory.mktemp("hostile")
+    home = root / "home"
+    (root / "docs").mkdir()
+    (root / "docs" / XSS_FILE).write_text(XSS_DOC, encoding="utf-8")
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        kb = svc.create_kb("evil", mode="graph")
+        report = svc.add("evil", [root / "docs" / XSS_FILE])
+        assert report.added == [XSS_FILE], report.to_json()
+        chunk = svc.catalog.db.execute("SELECT id FROM chunks WHERE kb_id = ?", [kb.id]).fetchone()
+        graph, ids = svc.graph, {}
+        for name, kind in ((XSS_IMG, "weakness"), (XSS_SCRIPT, XSS_SCRIPT)):
+            key = normalize_entity_name(name)
+            ids[name] = graph.create_entity(kb.id, key=key, type_=kind, name=name, attributes={})
+            graph.mention_entity(ids[name], chunk[0], name, f"描述 {XSS_SCRIPT} {XSS_IMG}", {})
+        rel = graph.relate(kb.id, ids[XSS_IMG], ids[XSS_SCRIPT], XSS_IMG, chunk[0], XSS_SCRIPT)
+        graph.refresh(ids.values(), [rel])
+    with serve_app(home) as url:
+        yield url, ids
+
+
+@pytest.fixture
+def watched(page):
+    """The page, with every JavaScript dialog (alert, confirm, prompt) recorded and dismissed."""
+    dialogs: list[str] = []
+    requests: list[str] = []
+
+    def on_dialog(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.on("request", lambda request: requests.append(request.url))
+    yield page, dialogs, requests
+    assert dialogs == [], f"a JavaScript dialog opened: {dialogs}"
+    assert not [u for u in requests if "beacon" in u or u.rstrip("/").endswith("/x")]
+
+
+def _no_injected_markup(page) -> None:
+    for frame in page.frames:
+        assert frame.locator('img[src="x"]').count() == 0
+
+
+def test_hostile_names_render_as_text_on_the_build_page(watched, hostile) -> None:
+    page, dialogs, _ = watched
+    url, _ = hostile
+    _open(page, url)
+    page.get_by_text(re.compile(r"「evil」")).first.wait_for()  # the documents panel
+    picker = page.locator(".st-key-remove-evil input")  # the document list's remove picker
+    picker.wait_for()
+    assert picker.input_value() == XSS_FILE
+    _no_injected_markup(page)
+
+
+def test_hostile_text_renders_as_text_in_recall_hits_and_summary(watched, hostile) -> None:
+    page, dialogs, _ = watched
+    url, _ = hostile
+    _open(page, url, "recall")
+    page.locator(".st-key-recall-query input").fill("跨站脚本 XSS 载荷")
+    page.get_by_role("button", name=re.compile("AI 召回")).click()
+    _settle(page)
+    hit = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE).first
+    hit.wait_for()
+    hit.locator("summary").click()
+    hit.get_by_text(XSS_SCRIPT, exact=False).first.wait_for()
+    assert XSS_IMG in hit.inner_text()
+    _no_injected_markup(page)
+
+
+def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> None:
+    page, dialogs, _ = watched
+    url, ids = hostile
+    _open(page, url, "graph")
+    frame = _graph_frame(page)
+    labels = frame.evaluate("() => network.body.data.nodes.get().map(n => n.label)")
+    assert {XSS_IMG, XSS_SCRIPT} <= set(labels)  # beside what the offline extractor found
+    legend = frame.locator(".zx-legend").inner_text()
+    assert XSS_SCRIPT in legend
+    # Hover the node: vis-network's tooltip shows the title as text.
+    page.wait_for_timeout(1000)
+    # Hold the layout still (a loaded machine may not have settled it), then aim at the node.
+    frame.evaluate("() => { network.stopSimulation(); network.setOptions({physics: false}); }")
+    x, y = frame.evaluate(
+        """(id) => { const p = network.canvasToDOM(network.getPositions([id])[id]);
+                     const r = document.getElementById('mynetwork').getBoundingClientRect();
+                     return [p.x + r.left, p.y + r.top]; }""",
+        ids[XSS_IMG],
+    )
+    box = page.locator("iframe").first.bounding_box()
+    page.mouse.move(box["x"] + x, box["y"] + y)
+    tooltip = frame.locator("div.vis-tooltip")
+    tooltip.wait_for(state="visible", timeout=10_000)
+    assert XSS_IMG in tooltip.inner_text() and XSS_SCRIPT in tooltip.inner_text()
+    assert tooltip.locator("img, script").count() == 0
+    page.mouse.click(box["x"] + x, box["y"] + y)
+    # Searching the entity shows its details as text.
+    search = page.locator(".st-key-graph-search input")
+    search.fill(XSS_IMG)
+    search.press("Enter")
+    _settle(page)
+    page.get_by_role("heading", name=XSS_IMG).first.wait_for()
+    page.get_by_text(re.compile(re.escape(f"描述 {XSS_SCRIPT}"))).first.wait_for()
+    chunk = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE).first
+    chunk.locator("summary").click()
+    chunk.get_by_text(re.compile(re.escape(XSS_SCRIPT))).first.wait_for()
+    assert "![beacon]" in chunk.inner_text()  # the image stayed text
+    _no_injected_markup(page)
+
+
+def test_hostile_text_renders_as_text_in_agent_answers_rounds_and_citations(
+    watched, hostile
+) -> None:
+    page, dialogs, _ = watched
+    url, _ = hostile
+    _open(page, url, "agent")
+    box = page.locator(".st-key-agent-input textarea")
+    box.fill(f"@evil 跨站脚本 XSS 载荷 {XSS_IMG} 是什么？")
+    box.press("Enter")
+    page.get_by_text(re.compile(r"第 1 轮 Round 1")).first.wait_for()
+    _settle(page)
+    question = page.get_by_test_id("stChatMessage").first
+    assert XSS_IMG in question.inner_text()  # the asked question, shown as typed
+    citation = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE)
+    citation.first.wait_for()
+    citation.first.locator("summary").click()
+    citation.first.get_by_text(re.compile(re.escape(XSS_SCRIPT))).first.wait_for()
+    _no_injected_markup(page)

@@ -307,3 +307,18 @@ def test_make_client_is_none_offline_and_a_client_when_an_endpoint_is_set() -> N
     assert isinstance(
         make_client(Settings(openai_base_url="http://127.0.0.1:1/v1"), None), LLMClient
     )
+
+
+def test_a_gateway_that_keeps_answering_503_or_timeouts_mean_the_endpoint_is_away(
+    fake: FakeOpenAI,
+) -> None:
+    client = LLMClient(make_settings(fake), timeout_s=0.3, max_attempts=2, backoff_s=0.01)
+    for faults in (["503", "503"], ["timeout", "timeout"]):
+        fake.fail(*faults)
+        with pytest.raises(EndpointUnreachableError) as info:
+            client.call(CHUNK, variables())
+        assert fake.url in str(info.value) and KEY not in str(info.value)
+    fake.fail("500", "500")  # a server error of the model itself is not an outage
+    with pytest.raises(LLMError) as info:
+        client.call(CHUNK, variables())
+    assert not isinstance(info.value, EndpointUnreachableError)

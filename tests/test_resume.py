@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.store import VectorStore
+from tests.faults_support import indexed_documents
 from tests.test_cli import ROOT, zx
 
 N = 600
@@ -25,18 +26,6 @@ def _corpus(path: Path) -> None:
         for i in range(N):
             text = " ".join(f"{WORDS[(i + j) % len(WORDS)]}{(i * 7 + j) % 97}" for j in range(60))
             out.write(json.dumps({"id": f"doc-{i}", "title": f"Record {i}", "text": text}) + "\n")
-
-
-def _indexed(catalog: Path) -> int:
-    if not catalog.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{catalog}?mode=ro", uri=True, timeout=5) as conn:
-            return conn.execute(
-                "SELECT COUNT(*) FROM documents WHERE status = 'indexed'"
-            ).fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 @pytest.mark.slow
@@ -54,12 +43,12 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
-    while _indexed(home / "catalog.db") < 150 and time.monotonic() < deadline:
+    while indexed_documents(home / "catalog.db") < 150 and time.monotonic() < deadline:
         assert build.poll() is None, "the build finished before it could be killed"
         time.sleep(0.05)
     build.send_signal(signal.SIGKILL)
     build.wait()
-    partial = _indexed(home / "catalog.db")
+    partial = indexed_documents(home / "catalog.db")
     assert 0 < partial < N, "the kill must land mid-build for this test to mean anything"
 
     again = zx(home, "add", "big", str(corpus), "--json")

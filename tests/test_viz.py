@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from core.viz import GraphEdge, GraphNode, node_size, render_graph, type_colours
 
 NODES = [
@@ -86,3 +88,59 @@ def test_physics_and_hover_are_on():
 def test_an_empty_graph_still_renders():
     rendered = render_graph([], [])
     assert rendered.legend == [] and "vis.Network" in rendered.html
+
+
+# --- hostile names (DESIGN §10: entity names reach HTML only escaped) ----------------------------
+
+XSS_IMG = "<img src=x onerror=alert(1)>"
+XSS_SCRIPT = "</script><script>alert(2)</script>"
+HOSTILE = [
+    GraphNode(1, XSS_IMG, XSS_SCRIPT, 2, f"{XSS_IMG} {XSS_SCRIPT}"),
+    GraphNode(2, XSS_SCRIPT, "weakness", 1, "<!-- -->"),
+]
+HOSTILE_EDGES = [GraphEdge(1, 2, XSS_IMG, XSS_SCRIPT)]
+
+
+def _scripts(page: str) -> list[str]:
+    return re.findall(r"<script\b[^>]*>(.*?)</script>", page, re.S | re.I)
+
+
+def test_hostile_names_never_reach_the_html_as_markup():
+    page = render_graph(HOSTILE, HOSTILE_EDGES).html
+    clean = render_graph([GraphNode(1, "a", "t", 2), GraphNode(2, "b", "weakness", 1)], []).html
+    assert "<img" not in page.lower()  # not in the data, the legend nor the tooltips
+    # The data cannot close its script block: exactly as many script tags as a harmless graph.
+    assert page.lower().count("</script") == clean.lower().count("</script")
+    assert page.lower().count("<script") == clean.lower().count("<script")
+    assert not any("onerror" in s and "<img" in s for s in _scripts(page))
+
+
+def test_hostile_names_round_trip_as_data_so_vis_draws_them_as_text():
+    page = render_graph(HOSTILE, HOSTILE_EDGES).html
+    nodes = {n["id"]: n for n in _data(page, "nodes")}
+    assert nodes[1]["label"] == XSS_IMG and nodes[2]["label"] == XSS_SCRIPT
+    assert XSS_SCRIPT in nodes[1]["title"]  # a string tooltip: vis-network sets it as innerText
+    edge = _data(page, "edges")[0]
+    assert edge["label"] == XSS_IMG and edge["title"] == XSS_SCRIPT
+
+
+def test_the_legend_escapes_a_hostile_type():
+    rendered = render_graph(HOSTILE, HOSTILE_EDGES)
+    assert (XSS_SCRIPT, rendered.legend[0][1]) in rendered.legend
+    legend = re.search(r'<div class="zx-legend">.*?</div>', rendered.html, re.S).group(0)
+    assert "&lt;/script&gt;&lt;script&gt;alert(2)" in legend
+    assert "<script" not in legend
+
+
+def test_a_page_whose_data_would_hold_raw_markup_is_refused(monkeypatch):
+    import pyvis.network
+
+    # If pyvis ever stopped escaping its JSON, the guard refuses the page instead of serving it.
+    original = pyvis.network.Network.generate_html
+
+    def careless(self, *args, **kwargs):
+        return original(self, *args, **kwargs).replace("\\u003c", "<")
+
+    monkeypatch.setattr(pyvis.network.Network, "generate_html", careless)
+    with pytest.raises(RuntimeError, match="raw '<'"):
+        render_graph(HOSTILE, HOSTILE_EDGES)

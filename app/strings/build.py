@@ -90,3 +90,10 @@ DELETE_TITLE = "删除知识库 Delete the knowledge base"
 DELETE_CONFIRM = "我确认删除「{name}」及其全部文档、向量和图谱（不可恢复）"
 DELETE = "删除 Delete"
 DELETED = "已删除知识库「{name}」。"
+
+# --- paused and resumed builds (core.build.pause, core.build.jobs) -----------------------------
+STATE_PAUSED = "已暂停 paused（等待大模型服务恢复）"
+LOG_RESUMING = "服务重启后继续未完成的构建"
+PAUSED_NOTE = (
+    "大模型服务暂时无法连接，构建已暂停并会自动重试；服务恢复后继续。可以取消，稍后再继续。"
+)

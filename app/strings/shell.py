@@ -30,3 +30,21 @@ SAMPLE_DONE = "示例知识库已建好：{documents} 篇文档，{chunks} 块�
 
 ERROR_PREFIX = "出错了："
 SERVICE_ERROR = "无法打开知识库目录：{error}"
+
+LOGIN_TITLE = "登录 Sign in"
+LOGIN_NAME = "用户名 User name"
+LOGIN_PASSWORD = "密码 Password"
+LOGIN_BUTTON = "登录 Sign in"
+LOGIN_OIDC_INTRO = (
+    "这台知行服务器通过单点登录识别用户。This server signs users in through single sign-on."
+)
+LOGIN_OIDC_BUTTON = "单点登录 Sign in with SSO"
+LOGIN_NO_USERS = (
+    "这台服务器对局域网开放，但还没有任何用户。请在服务器上运行 "
+    "`zhixing user add NAME --role admin` 添加管理员后刷新。"
+    " This server is shared beyond localhost and has no users yet: add an admin on the server "
+    "with `zhixing user add NAME --role admin`, then reload."
+)
+SIGNED_IN = "已登录：{name}（{role}）"
+LOGOUT = "退出登录 Sign out"
+READ_ONLY = "你的角色是 {role}：可以搜索、问答和查看图谱；构建和删除需要 editor 或 admin 角色。"

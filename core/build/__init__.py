@@ -1,12 +1,16 @@
-"""The build pipeline: work units, progress events, and the resumable offline build."""
+"""The build pipeline: work units, progress events, durable jobs, pauses and resume."""
 
 from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink
-from core.build.pipeline import BuildPipeline, embedding_text, remove_documents
+from core.build.jobs import BuildBusyError, JobRecord
+from core.build.pipeline import BuildPipeline, embedding_text
+from core.build.remove import remove_documents
 
 __all__ = [
+    "BuildBusyError",
     "BuildPipeline",
     "BuildReport",
     "ItemFailure",
+    "JobRecord",
     "ProgressEvent",
     "ProgressSink",
     "embedding_text",

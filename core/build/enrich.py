@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -62,8 +63,11 @@ class Enricher:
         vectors: VectorStore,
         embedder: Embedder,
         llm: object | None = None,
+        guard: Callable[[Callable[[], Any]], Any] | None = None,
     ) -> None:
+        """`guard` runs each LLM call (the pipeline's PauseGuard waits out a lost endpoint)."""
         self.kb = kb
+        self._guard = guard or (lambda call: call())
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
@@ -115,13 +119,17 @@ class Enricher:
             )
             for i in items
         ]
-        out = self.llm.call_many(ROLES["chunk_knowledge"], variables)  # type: ignore[attr-defined]
-        for answer in out:
-            # Invalid output degrades one chunk; an endpoint that is down stops the build, so
-            # that it can be resumed later rather than leaving every chunk degraded.
-            if isinstance(answer, LLMError) and not isinstance(answer, LLMOutputError):
-                raise answer
-        return out
+
+        def call() -> list[ChunkKnowledge | LLMError]:
+            out = self.llm.call_many(ROLES["chunk_knowledge"], variables)  # type: ignore[attr-defined]
+            for answer in out:
+                # Invalid output degrades one chunk; an endpoint that is down pauses or stops
+                # the build, so that it goes on later rather than leaving every chunk degraded.
+                if isinstance(answer, LLMError) and not isinstance(answer, LLMOutputError):
+                    raise answer
+            return out
+
+        return self._guard(call)
 
     def _store_questions(
         self, item: EnrichItem, knowledge: ChunkKnowledge, result: EnrichResult
@@ -228,7 +236,8 @@ class Enricher:
                 ids[(key, type_)] = found
         if not unknown:
             return ids
-        vectors = self.embedder.embed([name for _, _, name in unknown])
+        names = [name for _, _, name in unknown]
+        vectors = self._guard(lambda: self.embedder.embed(names))
         stored = self._stored_candidates(vectors)
         # Entities made earlier in this build are not in Milvus yet: compare with them in one
         # matrix product, and with this batch's own new ones as they are made.
@@ -273,7 +282,7 @@ class Enricher:
             "description_b": other.description or "(none)",
         }
         try:
-            verdict = self.llm.call(ROLES["same_entity"], variables)  # type: ignore[attr-defined]
+            verdict = self._guard(lambda: self.llm.call(ROLES["same_entity"], variables))  # type: ignore[attr-defined]
         except LLMOutputError:
             return True  # an unreadable verdict leaves the similarity decision standing
         return bool(verdict.same)
@@ -283,6 +292,7 @@ class Enricher:
         if self.llm is None:
             return
         from core.llm import ROLES
+        from core.llm.retry import EndpointUnreachableError
 
         long = self.graph.long_descriptions(entity_ids)
         if not long:
@@ -291,7 +301,15 @@ class Enricher:
             {"name": name, "type": type_, "descriptions": "\n".join(parts)}
             for name, type_, parts in long.values()
         ]
-        answers = self.llm.call_many(ROLES["summarize_description"], variables)  # type: ignore[attr-defined]
+
+        def call() -> list[Any]:
+            out = self.llm.call_many(ROLES["summarize_description"], variables)  # type: ignore[attr-defined]
+            for answer in out:  # a lost endpoint is waited out, not taken as "no summary"
+                if isinstance(answer, EndpointUnreachableError):
+                    raise answer
+            return out
+
+        answers = self._guard(call)
         for entity_id, answer in zip(long, answers, strict=True):
             if not isinstance(answer, LLMError) and answer.description.strip():
                 self.graph.set_description(entity_id, answer.description.strip())
@@ -306,7 +324,9 @@ class Enricher:
         missing = [i for i in entity_ids if i in known and i not in self._names]
         if missing:
             for entity_id, vec in zip(
-                missing, self.embedder.embed([known[i].name for i in missing]), strict=True
+                missing,
+                self._guard(lambda: self.embedder.embed([known[i].name for i in missing])),
+                strict=True,
             ):
                 self._names[entity_id] = vec
         return [

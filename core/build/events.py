@@ -11,7 +11,7 @@ __all__ = ["BuildReport", "ItemFailure", "ProgressEvent", "ProgressSink", "RateC
 
 @dataclass(frozen=True)
 class ProgressEvent:
-    stage: str  # scan | parse | embed | index | done
+    stage: str  # scan | parse | entity graph | question index | indexing | paused | resumed | done
     done: int
     total: int
     message: str = ""

@@ -1,10 +1,13 @@
-"""The offline build pipeline: parse → chunk → embed (batched) → upsert, resumable and idempotent.
+"""The build pipeline: parse → chunk → enrich → embed (batched) → upsert, resumable, idempotent.
 
 The catalog is the journal. A document's chunks are written to the catalog first (`chunked`),
 then embedded and upserted in batches with deterministic primary keys, and only then is the
 document marked `indexed`. So a build that is killed at any point can simply be run again:
 unchanged indexed documents are skipped, and anything left half-done is cleared and redone, with
-no duplicate and no lost chunk.
+no duplicate and no lost chunk. Each build is a durable job (core.build.jobs): one at a time per
+knowledge base, and `resume_interrupted` reruns the jobs a kill left behind. Batches are
+enriched and written strictly in document order, so the graph a build makes does not depend on
+LLM concurrency, nor on where an interrupted build was resumed.
 """
 
 from __future__ import annotations
@@ -19,14 +22,26 @@ from typing import Any
 
 from core.build.enrich import Enricher, EnrichItem
 from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
+from core.build.jobs import (
+    BuildBusyError,
+    JobRecord,
+    build_lock,
+    process_alive,
+    remove_staging,
+    staging_of,
+    this_process,
+)
+from core.build.pause import BuildCancelled, PauseGuard
+from core.build.remove import remove_documents
 from core.build.sources import Unit, collect_files, count_units, iter_units
 from core.config import Settings
 from core.embed import Embedder
-from core.errors import LLMError, ParseError, StoreError
+from core.errors import LLMError, NotFoundError, ParseError, StoreError, ZhixingError
 from core.ingest import chunk_document
 from core.models import Chunk, KnowledgeBase, ParsedDocument
 from core.store import Catalog, VectorRecord, VectorStore
 from core.store.analysis import bm25_text
+from core.store.catalog import JobBusy
 from core.store.graph import GraphStore
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
@@ -79,44 +94,48 @@ class BuildPipeline:
         run = _Run(self, kb, on_event or (lambda _e: None), cancel or threading.Event())
         return run.execute(paths)
 
-    def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> dict[str, Any] | None:
-        """Estimate the LLM calls and tokens an `add` would cost, before it runs.
+    def interrupted_jobs(self, kb: KnowledgeBase | None = None) -> list[JobRecord]:
+        """The jobs a kill or a lost endpoint left unfinished, oldest first."""
+        self.catalog.interrupt_dead_jobs(process_alive)
+        rows = self.catalog.jobs(kb.id if kb else None, status="interrupted")
+        return [JobRecord.from_row(r) for r in rows]
 
-        A dry pass: parse and chunk what would be (re)built, then price one extraction call
-        per chunk; unchanged documents and cached prompts cost nothing. None when offline.
-        """
-        if self.llm is None:
-            return None
-        from core.llm import ROLES, chunk_knowledge_variables
-
-        files, _ = collect_files(paths)
-        states = self.catalog.document_states(kb.id)
-        variables = []
-        for unit in iter_units(files, workers=self.settings.workers):
-            if isinstance(unit, ItemFailure):
-                continue
-            previous = states.get(unit.source)
-            if previous and previous[1:] == (unit.sha256, "indexed"):
-                continue
-            try:
-                doc = unit.load()
-            except ParseError:
-                continue
-            for chunk in chunk_document(
-                doc,
-                max_units=self.settings.chunk_units,
-                overlap_units=self.settings.chunk_overlap_units,
+    def resume_interrupted(
+        self,
+        kb: KnowledgeBase | None = None,
+        *,
+        job_id: int | None = None,
+        on_event: ProgressSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[BuildReport]:
+        """Finish interrupted jobs (of one knowledge base, or one job): rerun their paths."""
+        jobs = [j for j in self.interrupted_jobs(kb) if job_id is None or j.id == job_id]
+        if job_id is not None and not jobs:
+            raise NotFoundError(
+                f"Build job {job_id} is not interrupted; there is nothing to resume."
+            )
+        reports = []
+        for job in jobs:
+            target = self.catalog.kb_by_id(job.kb_id)
+            if (target.embedding, target.dimension) != (
+                self.embedder.name,
+                self.embedder.dimension,
             ):
-                variables.append(
-                    chunk_knowledge_variables(
-                        chunk.text,
-                        mode=kb.mode,
-                        title=doc.title,
-                        heading=" > ".join(chunk.heading_path),
-                    )
+                raise ZhixingError(
+                    f"{target.name!r} was built with the embedding {target.embedding}; set"
+                    f" ZHIXING_EMBEDDING={target.embedding} to resume its build."
                 )
-        estimate = self.llm.estimate(ROLES["chunk_knowledge"], variables)  # type: ignore[attr-defined]
-        return {**estimate, "chunks": len(variables), "concurrency": self.settings.llm_concurrency}
+            run = _Run(self, target, on_event or (lambda _e: None), cancel or threading.Event())
+            reports.append(run.execute([Path(p) for p in job.paths], resume=job))
+            if cancel is not None and cancel.is_set():
+                break
+        return reports
+
+    def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> dict[str, Any] | None:
+        """Estimate the LLM calls and tokens an `add` would cost, before it runs (None offline)."""
+        from core.build.estimate import estimate_add
+
+        return estimate_add(self, kb, paths)
 
 
 class _Run:
@@ -134,8 +153,17 @@ class _Run:
         self.emit = emit
         self.cancel = cancel
         self.report = BuildReport(kb=kb.name)
+        self.job = 0
+        self.staging = ""
+        self.guard = PauseGuard(
+            max_pause_s=pipeline.settings.llm_max_pause_s,
+            cancel=cancel,
+            endpoint=str(getattr(pipeline.llm, "shown_url", "the configured OPENAI_BASE_URL")),
+            on_pause=self._paused,
+            on_resume=self._unpaused,
+        )
         self.enricher = Enricher(
-            kb, pipeline.graph, pipeline.vectors, pipeline.embedder, pipeline.llm
+            kb, pipeline.graph, pipeline.vectors, pipeline.embedder, pipeline.llm, self.guard
         )
         self.clock = RateClock()
         self.pending = _Pending([], {})
@@ -150,47 +178,17 @@ class _Run:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhixing-write")
         self._inflight: list[Future[None]] = []
 
-    def execute(self, paths: Sequence[Path]) -> BuildReport:
+    def execute(self, paths: Sequence[Path], *, resume: JobRecord | None = None) -> BuildReport:
         files, failures = collect_files(paths)
         self.report.failed.extend(failures)
         self.total = count_units(files) + len(failures)
         self.done = len(failures)
-        self._event("scan", f"{self.total} document(s) to consider", force=True)
-        self.p.vectors.ensure_collection(self.kb.dimension)
-        job = self.p.catalog.start_job(self.kb.id, self.total)
-        status = "failed"
-        states = self.p.catalog.document_states(self.kb.id)
-        try:
-            for unit in iter_units(files, workers=self.p.settings.workers):
-                if self.cancel.is_set():
-                    status = "cancelled"
-                    break
-                if isinstance(unit, ItemFailure):
-                    self.report.failed.append(unit)
-                else:
-                    self._build_unit(unit, states)
-                self.done += 1
-                self._event("parse", unit.source)
-            else:
-                status = "done"
-            self._flush()
-            self._wait()
-        except LLMError as exc:
-            # The endpoint is down or refusing: stop rather than degrade every chunk. What is
-            # indexed stays; the rest is redone by the same command, its finished LLM calls
-            # coming from the cache.
-            status = "stopped"
-            self.report.stopped = (
-                f"{exc} The build stopped; run the same command again to resume it."
-            )
-        finally:
-            self._embedder.shutdown(wait=True, cancel_futures=True)
-            self._writer.shutdown(wait=True, cancel_futures=True)
-            # Seal what was written, however the build ended, so that search stays fast.
-            with contextlib.suppress(StoreError):
-                self.p.vectors.flush(self.kb.dimension)
-            failed = len(self.report.failed)
-            self.p.catalog.finish_job(job, status=status, done=self.done, failed=failed)
+        home = self.p.settings.home
+        self.staging = resume.staging if resume else str(staging_of(home, paths) or "")
+        with build_lock(self.p.catalog.path, self.kb):
+            self.job = self._claim(paths, self.staging, resume)
+            status = self._build(files)
+            self._finish(status, self.report.stopped, self.staging)
         self.report.seconds = self.clock.elapsed()
         self._event(
             "done",
@@ -199,6 +197,96 @@ class _Run:
             force=True,
         )
         return self.report
+
+    def _claim(self, paths: Sequence[Path], staging: str, resume: JobRecord | None) -> int:
+        me = this_process()
+        try:
+            return self.p.catalog.claim_job(
+                self.kb.id,
+                total=self.total,
+                paths=[str(Path(p).absolute()) for p in paths],
+                staging=staging,
+                owner=(me.pid, me.started),
+                alive=process_alive,
+                resume=resume.id if resume else None,
+            )
+        except JobBusy as busy:
+            raise BuildBusyError(
+                f"The knowledge base {self.kb.name!r} is already being built by job {busy.job_id}"
+                f" (process {busy.pid}); wait for it to finish, then try again."
+            ) from None
+
+    def _build(self, files: list[tuple[Path, str]]) -> str:
+        """Run the stages; return how the job ended (a store failure propagates, `failed`)."""
+        self._event("scan", f"{self.total} document(s) to consider", force=True)
+        status = "failed"
+        try:
+            self.p.vectors.ensure_collection(self.kb.dimension)
+            states = self.p.catalog.document_states(self.kb.id)
+            ended = "done"
+            for unit in iter_units(files, workers=self.p.settings.workers):
+                if self.cancel.is_set():
+                    ended = "cancelled"
+                    break
+                if isinstance(unit, ItemFailure):
+                    self.report.failed.append(unit)
+                else:
+                    self._build_unit(unit, states)
+                self.done += 1
+                self._event("parse", unit.source)
+            self._flush()
+            self._wait()
+            status = ended
+        except BuildCancelled:
+            status = "cancelled"  # while paused: the batch in hand is redone by a resume
+        except LLMError as exc:
+            # The endpoint is refusing, or stayed away past the longest pause: stop rather than
+            # degrade every chunk. What is indexed stays; a resume redoes the rest, its finished
+            # LLM calls coming from the cache.
+            status = "interrupted"
+            waited = (
+                f" The build waited {self.p.settings.llm_max_pause_s:.0f} s for it and stopped;"
+                if self.guard.pauses
+                else " The build stopped;"
+            )
+            self.report.stopped = (
+                f"{exc}{waited} run `zhixing resume {self.kb.name}` (or the same command again)"
+                " to finish it."
+            )
+        finally:
+            self._embedder.shutdown(wait=True, cancel_futures=True)
+            self._writer.shutdown(wait=True, cancel_futures=True)
+            # Seal what was written, however the build ended, so that search stays fast.
+            with contextlib.suppress(StoreError):
+                self.p.vectors.flush(self.kb.dimension)
+            if status == "failed":  # an exception is on its way up: record the job first
+                self._finish(status, "", self.staging)
+        return status
+
+    def _finish(self, status: str, message: str, staging: str) -> None:
+        if self.job:
+            # A full disk may refuse this write too: the row then says `running` for a process
+            # that ends, which the next build or resume reads as `interrupted`.
+            with contextlib.suppress(StoreError):
+                self.p.catalog.finish_job(
+                    self.job,
+                    status=status,
+                    done=self.done,
+                    failed=len(self.report.failed),
+                    message=message,
+                )
+            self.job = 0
+        remove_staging(staging, status)
+
+    def _paused(self, message: str) -> None:
+        with contextlib.suppress(StoreError):
+            self.p.catalog.set_job_status(self.job, "paused", message)
+        self._event("paused", message, force=True)
+
+    def _unpaused(self) -> None:
+        with contextlib.suppress(StoreError):
+            self.p.catalog.set_job_status(self.job, "running")
+        self._event("resumed", "the LLM endpoint answers again; the build goes on", force=True)
 
     def _build_unit(self, unit: Unit, states: dict[str, tuple[int, str, str]]) -> None:
         previous = states.get(unit.source)
@@ -307,7 +395,8 @@ class _Run:
         self.p.graph.mark_degraded(enriched.degraded)
         self.report.extract_seconds += enriched.extract_seconds
         self._event("indexing", f"embedding {len(rows)} texts", force=True)
-        vectors = self.p.embedder.embed([text for *_, text in rows])
+        # An embedding endpoint that is away pauses the build too.
+        vectors = self.guard(lambda: self.p.embedder.embed([text for *_, text in rows]))
         # Milvus keeps `text` for BM25 only: chunks and questions go in analysed, as queries do.
         return [
             VectorRecord(
@@ -348,40 +437,3 @@ class _Run:
                 chunks=self.indexed_chunks,
             )
         )
-
-
-def remove_documents(
-    catalog: Catalog,
-    vectors: VectorStore,
-    kb: KnowledgeBase,
-    doc_ids: Sequence[int],
-    *,
-    graph: GraphStore,
-    embedder: Embedder,
-    flush: bool = True,
-) -> None:
-    """Remove documents and every trace of them: graph mentions, vectors, then catalog rows.
-
-    The documents are flagged `removing` first, so a removal that is interrupted half-way is
-    never mistaken for an indexed document: running it again (or re-adding) completes it.
-    Entities and relations no other document mentions go; the survivors' descriptions are
-    rebuilt from what remains and re-embedded.
-    """
-    if not doc_ids:
-        return
-    catalog.mark_removing(doc_ids)
-    orphans, _, survivors = graph.forget_documents(doc_ids)
-    vectors.delete_documents(kb.dimension, kb=kb.id, docs=doc_ids)  # chunks and questions
-    vectors.delete_refs(kb.dimension, "entity", orphans)
-    texts = graph.entity_text(survivors)
-    if texts:
-        vecs = embedder.embed(list(texts.values()))
-        records = [
-            VectorRecord(kb=kb.id, doc=0, kind="entity", ref_id=eid, text=text, vector=v)
-            for (eid, text), v in zip(texts.items(), vecs, strict=True)
-        ]
-        vectors.upsert(kb.dimension, records)
-    if flush:  # a build that removes old versions flushes once, at its end
-        vectors.flush(kb.dimension)
-    for doc_id in doc_ids:
-        catalog.delete_document(doc_id)

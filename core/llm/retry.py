@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The statuses the OpenAI SDK itself treats as worth retrying: timeout, conflict, rate limit.
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
+# What a gateway answers while the model server behind it is down: the endpoint is away.
+_AWAY_STATUS = frozenset({502, 503, 504})
 # A server asking for a longer pause than this is better reported than waited for.
 _MAX_RETRY_AFTER_S = 60.0
 _KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_*.\-]{6,}")
@@ -47,7 +49,9 @@ T = TypeVar("T")
 
 
 class EndpointUnreachableError(LLMError):
-    """The endpoint could not be connected to at all (refused, unknown host, no route)."""
+    """The endpoint is away: it could not be connected to (refused, unknown host, no route),
+    it kept timing out, or its gateway kept saying it is down (HTTP 502, 503, 504). A build
+    pauses on this and goes on when the endpoint is back (core/build/pause.py)."""
 
 
 @dataclass
@@ -153,7 +157,7 @@ def endpoint_error(
             " check that the server is running and not overloaded, or lower"
             " ZHIXING_LLM_CONCURRENCY."
         )
-        return LLMError(redact(message, secret))
+        return EndpointUnreachableError(redact(message, secret))
     if isinstance(exc, openai.APIConnectionError):
         message = (
             f"The LLM endpoint at {url} could not be reached after {attempts} attempt(s)"
@@ -168,6 +172,12 @@ def endpoint_error(
                 f"The LLM endpoint at {url} kept answering HTTP 429 (rate limited) after"
                 f" {attempts} attempt(s); lower ZHIXING_LLM_CONCURRENCY or try again later."
             )
+        elif code in _AWAY_STATUS:
+            message = (
+                f"The LLM endpoint at {url} kept answering HTTP {code} (unavailable) after"
+                f" {attempts} attempt(s){detail}; check that the model server behind it is up."
+            )
+            return EndpointUnreachableError(redact(message, secret))
         elif code >= 500:
             message = (
                 f"The LLM endpoint at {url} kept failing with HTTP {code} after {attempts}"

@@ -7,12 +7,15 @@ catalog says is indexed, and a document is marked `indexed` only after its vecto
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +24,9 @@ import sqlite_utils
 from core.errors import NotFoundError, StoreError
 from core.models import BUILD_MODES, Chunk, KnowledgeBase, StoredDocument
 from core.store.analysis import ANALYSIS_VERSION
+from core.store.jobs import JobBusy, JobsMixin
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "JobBusy"]
 
 # AUTOINCREMENT: ids are never reused. Vector primary keys derive from them, so a vector left
 # behind by an interrupted delete can never be mistaken for a later row.
@@ -74,19 +78,34 @@ CREATE TABLE IF NOT EXISTS jobs (
     done INTEGER NOT NULL DEFAULT 0,
     failed INTEGER NOT NULL DEFAULT 0,
     created_at REAL NOT NULL,
-    finished_at REAL
+    finished_at REAL,
+    paths TEXT NOT NULL DEFAULT '[]',
+    staging TEXT NOT NULL DEFAULT '',
+    pid INTEGER NOT NULL DEFAULT 0,
+    pid_started TEXT NOT NULL DEFAULT '',
+    message TEXT NOT NULL DEFAULT ''
 );
 """
+
+# Columns added to `jobs` since the first catalogs: (name, declaration) for ALTER TABLE.
+_JOB_COLUMNS = (
+    ("paths", "TEXT NOT NULL DEFAULT '[]'"),
+    ("staging", "TEXT NOT NULL DEFAULT ''"),
+    ("pid", "INTEGER NOT NULL DEFAULT 0"),
+    ("pid_started", "TEXT NOT NULL DEFAULT ''"),
+    ("message", "TEXT NOT NULL DEFAULT ''"),
+)
 
 _DOC_COLUMNS = "id, kb_id, source, sha256, kind, title, pages, chunks, status, error"
 
 
-class Catalog:
+class Catalog(JobsMixin):
     """The catalog of one Zhixing home. Safe to share between threads of one process."""
 
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        _check_writable(path)
         try:
             # Autocommit mode: single statements commit at once, `transaction()` opens explicit ones.
             conn = sqlite3.connect(
@@ -112,6 +131,10 @@ class Catalog:
             self.db.execute(
                 "ALTER TABLE knowledge_bases ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0"
             )
+        job_columns = {c.name for c in self.db["jobs"].columns}
+        for name, declaration in _JOB_COLUMNS:  # jobs before they were durable: not resumable
+            if name not in job_columns:
+                self.db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {declaration}")
 
     def close(self) -> None:
         self.db.close()
@@ -124,13 +147,18 @@ class Catalog:
             if conn.in_transaction:  # nested: the outer block commits
                 yield
                 return
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:  # a failed COMMIT (full disk) leaves it open
+                        with suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                raise _write_error(self.path, exc) from exc
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._lock:
@@ -152,9 +180,7 @@ class Catalog:
         embedding: str = "builtin",
         dimension: int = 512,
     ) -> KnowledgeBase:
-        name = name.strip()
-        if not name:
-            raise StoreError("A knowledge base needs a name.")
+        name = _check_kb_name(name)
         if mode not in BUILD_MODES:
             raise StoreError(
                 f"Build mode {mode!r} is unknown; use one of {', '.join(BUILD_MODES)}."
@@ -361,25 +387,72 @@ class Catalog:
             row["heading_path"] = tuple(json.loads(row["heading_path"]))
         return {r["id"]: r for r in rows}
 
-    # --- jobs ------------------------------------------------------------------------------
 
-    def start_job(self, kb_id: int, total: int) -> int:
-        with self.transaction():
-            cursor = self._execute(
-                "INSERT INTO jobs (kb_id, status, total, created_at) VALUES (?, 'running', ?, ?)",
-                (kb_id, total, time.time()),
-            )
-        return int(cursor.lastrowid or 0)
+KB_NAME_MAX = 64
+KB_NAME_RULE = (
+    f"A knowledge base needs a name of 1 to {KB_NAME_MAX} characters (Chinese is fine) with no "
+    "control characters, no '/' or '\\', and not starting with '@' (which picks knowledge bases "
+    "in a search)"
+)
 
-    def finish_job(self, job_id: int, *, status: str, done: int, failed: int) -> None:
-        with self.transaction():
-            self._execute(
-                "UPDATE jobs SET status = ?, done = ?, failed = ?, finished_at = ? WHERE id = ?",
-                (status, done, failed, time.time(), job_id),
-            )
 
-    def jobs(self, kb_id: int) -> list[dict[str, Any]]:
-        return self._rows("SELECT * FROM jobs WHERE kb_id = ? ORDER BY id", (kb_id,))
+def _check_kb_name(name: str) -> str:
+    """Return `name` stripped, or raise StoreError quoting the rule it breaks.
+
+    Quotes and SQL or Milvus syntax are allowed: names only ever reach SQLite as bound
+    parameters and never reach a Milvus filter (those are built from integer ids).
+    """
+    clean = name.strip()
+    bad = (
+        not clean
+        or len(clean) > KB_NAME_MAX
+        or clean.startswith("@")
+        or any(c in "/\\" or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in clean)
+    )
+    if bad:
+        shown = repr(clean[:KB_NAME_MAX]) + ("…" if len(clean) > KB_NAME_MAX else "")
+        raise StoreError(f"{KB_NAME_RULE}; {shown} is not one.")
+    return clean
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse a home Zhixing cannot write, before anything is opened (or half-written).
+
+    A real write probe, not the mode bits: root passes those, a read-only mount does not.
+    """
+    probe = path.parent / f".zhixing-write-probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600))
+        os.unlink(probe)
+        if path.exists():
+            with path.open("ab"):
+                pass
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise StoreError(_FULL.format(folder=path.parent)) from None
+        raise StoreError(_READ_ONLY.format(folder=path.parent, why=exc.strerror)) from None
+
+
+_READ_ONLY = (
+    "The Zhixing home at {folder} is read-only ({why}); make it writable, or set ZHIXING_HOME to"
+    " a folder Zhixing may write."
+)
+_FULL = (
+    "The disk holding {folder} is full (or failing); free some space, then run the command"
+    " again: what was built before is unchanged."
+)
+
+
+def _write_error(path: Path, exc: sqlite3.OperationalError) -> StoreError:
+    """Word a failed catalog write: full disk, read-only file, or what SQLite said."""
+    text = str(exc)
+    if "disk is full" in text or "disk I/O error" in text:
+        # A write refused for lack of space reads "database or disk is full"; one refused
+        # past a file-size limit (EFBIG), "disk I/O error".
+        return StoreError(_FULL.format(folder=path.parent))
+    if "readonly" in text or "read-only" in text:
+        return StoreError(_READ_ONLY.format(folder=path.parent, why=text))
+    return StoreError(f"The catalog at {path} refused a write: {text}.")
 
 
 def _kb(row: dict[str, Any]) -> KnowledgeBase:

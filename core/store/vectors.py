@@ -212,6 +212,23 @@ class VectorStore:
         )
         return int(rows[0]["count(*)"]) if rows else 0
 
+    def fetch(self, dimension: int, pks: Sequence[int], *, batch: int = 1000) -> list[dict]:
+        """The stored records (kb, doc, kind, ref_id, text, dense) of these primary keys;
+        keys with no record are left out. For backups: search never needs it."""
+        if not pks:
+            return []
+        collection = self.ensure_collection(dimension)
+        fields = ["kb", "doc", "kind", "ref_id", "text", "dense"]
+        found: list[dict] = []
+        for start in range(0, len(pks), batch):
+            found += self._call(
+                self.client.get,
+                collection,
+                ids=list(pks[start : start + batch]),
+                output_fields=fields,
+            )
+        return found
+
     def search_dense(
         self,
         dimension: int,

@@ -1,0 +1,102 @@
+"""The login gate (DESIGN §10): who is using this session, and the form that signs them in.
+
+Localhost needs no login: the session acts as the local operator. A server reachable from
+other machines (`zhixing serve --host 0.0.0.0`, or any non-loopback `server.address`) needs
+one: Streamlit's OIDC `st.login` when `[auth]` is configured in secrets.toml, else the built-in
+users of `zhixing user add`. Every page then acts through `session_service()`, whose checks are
+in core — the role decides what the pages offer, core decides what they may do.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.strings import shell as T
+from core.auth import LOCAL, User, authenticate, is_loopback
+from core.errors import AccessError
+from core.service import KnowledgeService
+
+__all__ = ["current_user", "login_required", "require_login", "sign_out"]
+
+USER_KEY = "zhixing-user"  # the signed-in name (built-in login)
+# Identities from the identity provider that no `zhixing user add` names get this role.
+OIDC_DEFAULT_ROLE = "viewer"
+
+
+def login_required(service: KnowledgeService) -> bool:
+    address = st.get_option("server.address")
+    # No address at all means every interface: that is not localhost.
+    return service.settings.auth_required or not (address and is_loopback(str(address)))
+
+
+def current_user(service: KnowledgeService) -> User | None:
+    """Who this session acts as, or None when a login is needed and nobody is signed in.
+
+    The role is read from the user store on every run, so a changed role or a removed user
+    takes effect at the next click."""
+    if not login_required(service):
+        return LOCAL
+    if _oidc_configured():
+        if not st.user.get("is_logged_in", False):
+            return None
+        identity = str(st.user.get("email") or st.user.get("sub") or "")
+        stored = service.users.get(identity)
+        return User(identity, stored.role if stored else OIDC_DEFAULT_ROLE)
+    name = st.session_state.get(USER_KEY)
+    stored = service.users.get(name) if name else None
+    if stored is None or not stored.password_hash:
+        st.session_state.pop(USER_KEY, None)
+        return None
+    return User(stored.name, stored.role)
+
+
+def require_login(service: KnowledgeService) -> User:
+    """The session's user; shows the login (and stops the run) when there is none yet."""
+    user = current_user(service)
+    if user is not None:
+        return user
+    st.title(T.LOGIN_TITLE)
+    if _oidc_configured():
+        st.caption(T.LOGIN_OIDC_INTRO)
+        if st.button(T.LOGIN_OIDC_BUTTON, type="primary", key="login-oidc"):
+            st.login()
+        st.stop()
+    if not service.users.count(with_password=True):
+        st.error(T.LOGIN_NO_USERS)
+        st.stop()
+    with st.form("login"):
+        name = st.text_input(T.LOGIN_NAME, key="login-name")
+        password = st.text_input(T.LOGIN_PASSWORD, type="password", key="login-password")
+        submitted = st.form_submit_button(T.LOGIN_BUTTON, type="primary")
+    if submitted:
+        try:
+            user = authenticate(
+                service.users, name, password, client=str(st.context.ip_address or "")
+            )
+        except AccessError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state[USER_KEY] = user.name
+            st.rerun()
+    st.stop()
+    raise AssertionError("st.stop() returns only under test")  # pragma: no cover
+
+
+def sign_out(user: User) -> None:
+    """The sidebar's line: who is signed in, and the button that signs them out."""
+    if user.local:
+        return
+    st.caption(T.SIGNED_IN.format(name=user.name, role=user.role))
+    if st.button(T.LOGOUT, key="logout"):
+        if _oidc_configured():
+            st.logout()
+        st.session_state.pop(USER_KEY, None)
+        st.rerun()
+
+
+def _oidc_configured() -> bool:
+    try:
+        auth = st.secrets.get("auth")
+    except FileNotFoundError:  # no secrets.toml at all
+        return False
+    return bool(auth and auth.get("redirect_uri") and auth.get("cookie_secret"))

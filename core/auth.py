@@ -1,0 +1,184 @@
+"""Users, roles and the built-in login (DESIGN §10).
+
+Three roles, each with everything the one before it may do:
+
+- `viewer`: list knowledge bases, search, ask, run tasks, read the graph and the documents;
+- `editor`: also create knowledge bases, add and remove documents, export and import;
+- `admin`: also delete knowledge bases, change settings, manage users and members, read the
+  audit log.
+
+The rules are checked in `core` (KnowledgeService raises AccessError), so hiding a button in
+the app is a courtesy, not the protection. Passwords are hashed with scrypt (hashlib, RFC 7914
+parameters n=2**14, r=8, p=1) with a random salt per user; the plain password is never stored.
+Failed logins are rate-limited per user name and per client address.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import re
+import secrets
+import time
+from dataclasses import dataclass
+
+from core.errors import AccessError, ConfigError
+from core.store.users import UserStore
+
+__all__ = [
+    "ACTIONS",
+    "LOCAL",
+    "MAX_FAILURES",
+    "ROLES",
+    "FAILURE_WINDOW_S",
+    "LoginThrottledError",
+    "User",
+    "authenticate",
+    "check_user_name",
+    "hash_password",
+    "is_loopback",
+    "verify_password",
+]
+
+ROLES = ("viewer", "editor", "admin")
+# What each action needs: the least role that may do it.
+ACTIONS = {
+    "read": "viewer",
+    "build": "editor",
+    "admin": "admin",
+}
+MAX_FAILURES = 5
+FAILURE_WINDOW_S = 15 * 60
+MIN_PASSWORD = 8
+
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+_USER_NAME = re.compile(r"^[\w.@+-]{1,64}$")
+
+
+class LoginThrottledError(AccessError):
+    """Too many failed logins: the name (or the client) must wait."""
+
+
+@dataclass(frozen=True)
+class User:
+    """Who is acting: a signed-in user, or the local operator (the CLI, localhost)."""
+
+    name: str
+    role: str
+    local: bool = False
+
+    def can(self, action: str) -> bool:
+        return ROLES.index(self.role) >= ROLES.index(ACTIONS[action])
+
+    def require(self, action: str, what: str) -> None:
+        """Raise AccessError unless this user may do `action`; `what` names it for the user."""
+        if not self.can(action):
+            need = ACTIONS[action]
+            raise AccessError(
+                f"{self.name} ({self.role}) may not {what}: that needs the {need} role; "
+                "ask an admin."
+            )
+
+
+# The local operator: the CLI on the server itself and the app on localhost with no logins.
+LOCAL = User("local", "admin", local=True)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a server address is reachable from this machine only."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost may resolve to anything
+
+
+def check_user_name(name: str) -> str:
+    name = name.strip()
+    if not _USER_NAME.match(name):
+        raise ConfigError(
+            f"{name!r} is not a valid user name: use 1-64 letters, digits or . _ @ + -."
+        )
+    return name
+
+
+def check_role(role: str) -> str:
+    if role not in ROLES:
+        raise ConfigError(f"{role!r} is not a role; the roles are {', '.join(ROLES)}.")
+    return role
+
+
+def hash_password(password: str) -> str:
+    """An scrypt hash: `scrypt$n$r$p$salt$digest`, salt and digest in base64."""
+    if len(password) < MIN_PASSWORD:
+        raise ConfigError(f"The password is too short: use at least {MIN_PASSWORD} characters.")
+    salt = secrets.token_bytes(16)
+    digest = _scrypt(password, salt, **_SCRYPT)
+    return "$".join(
+        [
+            "scrypt",
+            str(_SCRYPT["n"]),
+            str(_SCRYPT["r"]),
+            str(_SCRYPT["p"]),
+            _b64(salt),
+            _b64(digest),
+        ]
+    )
+
+
+def verify_password(password: str, encoded: str) -> bool:
+    """Check a password against a stored hash in constant time; a malformed hash never matches."""
+    try:
+        scheme, n, r, p, salt, digest = encoded.split("$")
+        if scheme != "scrypt":
+            return False
+        expected = base64.b64decode(digest)
+        actual = _scrypt(password, base64.b64decode(salt), n=int(n), r=int(r), p=int(p))
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(actual, expected)
+
+
+# A hash checked when the user does not exist, so that a wrong name costs the same time as a
+# wrong password (no user-name oracle).
+_DUMMY_HASH = "$".join(
+    ["scrypt", str(_SCRYPT["n"]), "8", "1", "AAAAAAAAAAAAAAAAAAAAAA==", "A" * 86 + "=="]
+)
+
+
+def authenticate(
+    store: UserStore, name: str, password: str, *, client: str = "", now: float | None = None
+) -> User:
+    """Sign a user in with the built-in login; raise AccessError (or LoginThrottledError)."""
+    now = time.time() if now is None else now
+    name = name.strip()
+    since = now - FAILURE_WINDOW_S
+    for recent in (
+        store.failures_since(since, name=name) if name else [],
+        store.failures_since(since, client=client) if client else [],
+    ):
+        if len(recent) >= MAX_FAILURES:
+            wait = max(1, round((recent[-MAX_FAILURES] + FAILURE_WINDOW_S - now) / 60))
+            raise LoginThrottledError(
+                f"Too many failed logins; try again in {wait} minute(s) or ask an admin."
+            )
+    stored = store.get(name) if name else None
+    ok = verify_password(password, stored.password_hash if stored else _DUMMY_HASH)
+    if not (ok and stored and stored.password_hash):
+        store.record_failure(name, client)
+        store.audit(name or "?", "login.failed", "", {"client": client})
+        raise AccessError("Wrong user name or password.")
+    store.clear_failures(name)
+    store.audit(stored.name, "login", "", {"client": client})
+    return User(stored.name, stored.role)
+
+
+def _scrypt(password: str, salt: bytes, *, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=64)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")

@@ -1,0 +1,204 @@
+"""The archive format of a knowledge-base backup: writing it, and reading it back safely.
+
+See core/backup/__init__.py for what the members hold.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+
+from core.errors import ParseError, StoreError
+from core.models import BUILD_MODES
+from core.store.analysis import ANALYSIS_VERSION
+from core.store.vectors import KINDS
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "TABLES",
+    "Archive",
+    "read_archive",
+    "write_archive",
+]
+
+FORMAT = "zhixing-kb"
+FORMAT_VERSION = 1
+
+# Columns per table, in dependency order (a table only refers to tables before it). `kb_id` is
+# left out: on import it is the new knowledge base's id.
+TABLES: dict[str, tuple[str, ...]] = {
+    table: tuple(columns.split())
+    for table, columns in {
+        "documents": "id source sha256 kind title pages chunks status error added_at",
+        "chunks": "id document_id ordinal text heading_path page_start page_end line_start line_end",
+        "questions": "id chunk_id text line_start line_end",
+        "entities": "id key type name description aliases attributes",
+        "entity_aliases": "key type entity_id",
+        "relations": "id source_id target_id type description weight",
+        "entity_mentions": "entity_id chunk_id name description",
+        "relation_mentions": "relation_id chunk_id description",
+        "degraded_chunks": "chunk_id reason",
+    }.items()
+}
+MANIFEST = "manifest.json"
+_RECORDS = "vectors/records.jsonl"
+_DENSE = "vectors/dense.npy"
+# An archive may unpack to at most this many times its own size (plus a little): more is a bomb.
+_MAX_RATIO = 200
+
+
+@dataclass
+class Archive:
+    manifest: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]]
+    records: list[dict[str, Any]]
+    dense: np.ndarray
+
+
+# --- writing an archive ----------------------------------------------------------------------
+
+
+def write_archive(
+    path: Path,
+    manifest: dict[str, Any],
+    tables: dict[str, list[dict[str, Any]]],
+    records: list[dict[str, Any]],
+    dense: np.ndarray,
+) -> None:
+    """Write the archive next to `path` first, then move it in place: never a half file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2))
+            for table, rows in tables.items():
+                zf.writestr(f"tables/{table}.jsonl", _jsonl(rows))
+            zf.writestr(_RECORDS, _jsonl(records))
+            buffer = io.BytesIO()
+            np.save(buffer, dense, allow_pickle=False)
+            zf.writestr(_DENSE, buffer.getvalue())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StoreError(f"The archive {path} cannot be written: {exc.strerror or exc}.") from exc
+
+
+def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+# --- reading an archive --------------------------------------------------------------------
+
+
+def read_archive(path: Path) -> Archive:
+    """Read and validate a whole archive in memory; raise ParseError on anything amiss."""
+    try:
+        size = path.stat().st_size
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise ParseError(
+            f"{path} is not a Zhixing knowledge-base archive (not a zip file, or truncated)."
+        ) from None
+    except OSError as exc:
+        raise ParseError(f"The archive {path} cannot be read: {exc.strerror or exc}.") from exc
+    with zf:
+        _check_members(zf, path, size)
+        manifest = _check_manifest(_json(_member(zf, path, MANIFEST), path, MANIFEST), path)
+        tables = {t: _lines(zf, path, f"tables/{t}.jsonl", cols) for t, cols in TABLES.items()}
+        records = _lines(zf, path, _RECORDS, ("kind", "ref_id", "doc", "text"))
+        try:
+            dense = np.load(io.BytesIO(_member(zf, path, _DENSE)), allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise ParseError(f"{path} is corrupt: its {_DENSE} cannot be read.") from exc
+    counts = {t: len(rows) for t, rows in tables.items()} | {"vectors": len(records)}
+    if {k: manifest["counts"].get(k) for k in counts} != counts:
+        raise ParseError(f"{path} is corrupt: its tables do not match the counts in its manifest.")
+    if dense.dtype != np.float32 or dense.shape != (
+        len(records),
+        manifest["embedding"]["dimension"],
+    ):
+        raise ParseError(f"{path} is corrupt: its vectors do not match its records.")
+    if any(r["kind"] not in KINDS for r in records):
+        raise ParseError(f"{path} is corrupt: a vector has an unknown kind.")
+    return Archive(manifest, tables, records, dense)
+
+
+def _check_members(zf: zipfile.ZipFile, path: Path, size: int) -> None:
+    names = [info.filename for info in zf.infolist()]
+    for name in names:
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or "\\" in name or ":" in name or ".." in parts:
+            raise ParseError(
+                f"{path} holds a member that points outside the archive ({name!r}); it was not read."
+            )
+    if len(set(names)) != len(names):
+        raise ParseError(f"{path} is corrupt: it holds the same member twice.")
+    if sum(info.file_size for info in zf.infolist()) > _MAX_RATIO * size + (1 << 20):
+        raise ParseError(f"{path} would unpack to far more than its own size; it was not read.")
+
+
+def _member(zf: zipfile.ZipFile, path: Path, name: str) -> bytes:
+    try:
+        return zf.read(name)
+    except KeyError:
+        if name == MANIFEST:
+            raise ParseError(
+                f"{path} is not a Zhixing knowledge-base archive (it has no {MANIFEST})."
+            ) from None
+        raise ParseError(f"{path} is incomplete: it has no {name}.") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise ParseError(f"{path} is corrupt or truncated: {name} cannot be read.") from exc
+
+
+def _json(data: bytes, path: Path, name: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"{path} is corrupt: {name} is not valid JSON.") from exc
+
+
+def _lines(
+    zf: zipfile.ZipFile, path: Path, name: str, columns: Sequence[str]
+) -> list[dict[str, Any]]:
+    rows = [_json(line, path, name) for line in _member(zf, path, name).splitlines() if line]
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or not set(columns) <= row.keys():
+            raise ParseError(f"{path} is corrupt: line {number} of {name} lacks some fields.")
+    return rows
+
+
+def _check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+    """Check the manifest's format, version and fields; return it."""
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ParseError(f"{path} is not a Zhixing knowledge-base archive.")
+    version = manifest.get("version")
+    if version != FORMAT_VERSION:
+        raise ParseError(
+            f"{path} has archive format version {version!r}; this Zhixing reads version"
+            f" {FORMAT_VERSION} only."
+        )
+    kb, embedding = manifest.get("kb"), manifest.get("embedding")
+    try:
+        ok = kb["build_mode"] in BUILD_MODES and isinstance(manifest["counts"], dict)
+        ok = ok and all(isinstance(v, str) for v in (kb["name"], embedding["name"]))
+        ok = ok and all(type(v) is int for v in (kb["analysis"], embedding["dimension"]))
+    except (KeyError, TypeError):
+        ok = False
+    if not ok or embedding["dimension"] < 1:
+        raise ParseError(f"{path} is corrupt: its {MANIFEST} lacks or garbles some fields.")
+    if kb["analysis"] > ANALYSIS_VERSION:
+        raise ParseError(
+            f"{path} was made by a newer Zhixing (text analysis {kb['analysis']}); upgrade to"
+            " import it."
+        )
+    return manifest

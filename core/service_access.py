@@ -1,0 +1,96 @@
+"""Access control of the knowledge service (DESIGN §10): users, members, settings, audit.
+
+A mixin of `KnowledgeService`: `actor` (core/auth.py User), `users` (UserStore), `settings`
+and `kb(name)` (which checks visibility) are the service's. The role checks of the service's
+other methods sit in those methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from core.auth import User, check_role, check_user_name, hash_password
+from core.config import Settings, load_saved, save_settings
+from core.errors import NotFoundError
+from core.models import KnowledgeBase
+from core.store.users import AuditEntry, StoredUser, UserStore
+
+__all__ = ["AccessControl"]
+
+
+class AccessControl:
+    actor: User
+    users: UserStore
+    settings: Settings
+
+    def members(self, name: str) -> list[str]:
+        """The users a knowledge base is restricted to; empty means every user sees it."""
+        return self.users.members(self.kb(name).id)
+
+    def restrict(self, name: str, users: Sequence[str]) -> list[str]:
+        """Restrict a knowledge base to the named users (an empty list opens it to all)."""
+        self.actor.require("admin", "change who may see a knowledge base")
+        kb = self.kb(name)
+        names = [check_user_name(u) for u in users if u.strip()]
+        unknown = [u for u in names if self.users.get(u) is None]
+        if unknown:
+            raise NotFoundError(
+                f"There is no user named {', '.join(map(repr, unknown))}; add one with "
+                "`zhixing user add NAME --role viewer`."
+            )
+        self.users.set_members(kb.id, names)
+        self._audit("kb.restrict", kb.name, members=names)
+        return self.users.members(kb.id)
+
+    def authorize(self, action: str, name: str | None = None) -> None:
+        """Raise AccessError unless the actor may do `action` (read, build, admin) — on the
+        knowledge base `name` when one is given. For callers that check before long work."""
+        what = {"read": "read", "build": "build or change", "admin": "administer"}[action]
+        self.actor.require(action, f"{what} knowledge bases")
+        if name is not None:
+            self.kb(name)
+
+    def add_user(self, name: str, role: str, password: str | None) -> StoredUser:
+        """Add a user or change one's role and password; `password=None` makes a user who
+        signs in only through the identity provider (OIDC)."""
+        self.actor.require("admin", "manage users")
+        name, role = check_user_name(name), check_role(role)
+        existed = self.users.get(name) is not None
+        self.users.put(name, role, hash_password(password) if password is not None else "")
+        self._audit("user.update" if existed else "user.add", name, role=role)
+        user = self.users.get(name)
+        assert user is not None
+        return user
+
+    def remove_user(self, name: str) -> None:
+        self.actor.require("admin", "manage users")
+        if not self.users.remove(name):
+            raise NotFoundError(f"There is no user named {name!r}.")
+        self._audit("user.remove", name)
+
+    def list_users(self) -> list[StoredUser]:
+        self.actor.require("admin", "manage users")
+        return self.users.list()
+
+    def save_settings(self, values: Mapping[str, str]) -> Settings:
+        """Save the LLM and embedding settings of this home (they apply after a restart of
+        the service); the audit log names the keys that changed, never their values."""
+        self.actor.require("admin", "change settings")
+        before = load_saved(self.settings.home)
+        saved = save_settings(self.settings.home, values)
+        after = load_saved(self.settings.home)
+        changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        self._audit("settings.change", "settings", keys=changed)
+        return saved
+
+    def audit_log(self, limit: int = 200) -> list[AuditEntry]:
+        self.actor.require("admin", "read the audit log")
+        return self.users.audit_log(limit)
+
+    def _visible(self, kb: KnowledgeBase, restricted: Mapping[int, set[str]]) -> bool:
+        members = restricted.get(kb.id)
+        return not members or self.actor.role == "admin" or self.actor.name in members
+
+    def _audit(self, action: str, target: str, **detail: Any) -> None:
+        self.users.audit(self.actor.name, action, target, detail)

@@ -1,0 +1,201 @@
+"""Users, knowledge-base members, failed logins and the audit log, in the catalog's SQLite.
+
+Like the run log, these tables live in the catalog file but are created here. Passwords are
+stored only as scrypt hashes (core/auth.py makes and checks them); this module never sees a
+plain password.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.store.catalog import Catalog
+
+__all__ = ["AuditEntry", "StoredUser", "UserStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    password_hash TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kb_members (
+    kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+    user_name TEXT NOT NULL,
+    PRIMARY KEY (kb_id, user_name)
+);
+CREATE TABLE IF NOT EXISTS login_failures (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    client TEXT NOT NULL DEFAULT '',
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS login_failures_name ON login_failures(name, at);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    user_name TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+"""
+
+
+@dataclass(frozen=True)
+class StoredUser:
+    name: str
+    role: str
+    password_hash: str  # empty for a user who signs in through the identity provider only
+    created_at: float
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    at: float
+    user: str
+    action: str
+    target: str
+    detail: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "user": self.user,
+            "action": self.action,
+            "target": self.target,
+            "detail": self.detail,
+        }
+
+
+class UserStore:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        with catalog.transaction():
+            catalog.db.executescript(_SCHEMA)
+
+    # --- users -------------------------------------------------------------------------------
+
+    def put(self, name: str, role: str, password_hash: str) -> None:
+        """Add a user, or replace the role and password of an existing one."""
+        with self.catalog.transaction():
+            self.catalog.db.execute(
+                "INSERT INTO users (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET role = excluded.role,"
+                " password_hash = excluded.password_hash",
+                (name, role, password_hash, time.time()),
+            )
+
+    def get(self, name: str) -> StoredUser | None:
+        rows = self.catalog._rows("SELECT * FROM users WHERE name = ?", (name,))
+        return _user(rows[0]) if rows else None
+
+    def list(self) -> list[StoredUser]:
+        return [_user(r) for r in self.catalog._rows("SELECT * FROM users ORDER BY name")]
+
+    def remove(self, name: str) -> bool:
+        with self.catalog.transaction():
+            cursor = self.catalog.db.execute("DELETE FROM users WHERE name = ?", (name,))
+            self.catalog.db.execute("DELETE FROM kb_members WHERE user_name = ?", (name,))
+            return cursor.rowcount > 0
+
+    def count(self, *, with_password: bool = False) -> int:
+        sql = "SELECT COUNT(*) AS n FROM users"
+        if with_password:
+            sql += " WHERE password_hash != ''"
+        return int(self.catalog._rows(sql)[0]["n"])
+
+    # --- knowledge-base members ------------------------------------------------------------------
+
+    def members(self, kb_id: int) -> list[str]:
+        """The users a knowledge base is restricted to; empty = every user may see it."""
+        rows = self.catalog._rows(
+            "SELECT user_name FROM kb_members WHERE kb_id = ? ORDER BY user_name", (kb_id,)
+        )
+        return [r["user_name"] for r in rows]
+
+    def set_members(self, kb_id: int, names: Iterable[str]) -> None:
+        with self.catalog.transaction():
+            self.catalog.db.execute("DELETE FROM kb_members WHERE kb_id = ?", (kb_id,))
+            self.catalog.db.conn.executemany(
+                "INSERT INTO kb_members (kb_id, user_name) VALUES (?, ?)",
+                [(kb_id, n) for n in dict.fromkeys(names)],
+            )
+
+    def restricted(self) -> dict[int, set[str]]:
+        """Every restricted knowledge base and its members."""
+        out: dict[int, set[str]] = {}
+        for row in self.catalog._rows("SELECT kb_id, user_name FROM kb_members"):
+            out.setdefault(int(row["kb_id"]), set()).add(row["user_name"])
+        return out
+
+    # --- failed logins -----------------------------------------------------------------------------
+
+    def record_failure(self, name: str, client: str = "") -> None:
+        with self.catalog.transaction():
+            self.catalog.db.execute(
+                "INSERT INTO login_failures (name, client, at) VALUES (?, ?, ?)",
+                (name, client, time.time()),
+            )
+            # Keep the table small: a day of failures is more than any window needs.
+            self.catalog.db.execute(
+                "DELETE FROM login_failures WHERE at < ?", (time.time() - 86400,)
+            )
+
+    def failures_since(self, since: float, *, name: str = "", client: str = "") -> list[float]:
+        """When the failed logins since `since` happened, for a name or for a client."""
+        column, value = ("name", name) if name else ("client", client)
+        rows = self.catalog._rows(
+            f"SELECT at FROM login_failures WHERE {column} = ? AND at >= ? ORDER BY at",
+            (value, since),
+        )
+        return [float(r["at"]) for r in rows]
+
+    def clear_failures(self, name: str) -> None:
+        with self.catalog.transaction():
+            self.catalog.db.execute("DELETE FROM login_failures WHERE name = ?", (name,))
+
+    # --- audit log ---------------------------------------------------------------------------------
+
+    def audit(
+        self, user: str, action: str, target: str = "", detail: Mapping[str, Any] | None = None
+    ) -> None:
+        with self.catalog.transaction():
+            self.catalog.db.execute(
+                "INSERT INTO audit (at, user_name, action, target, detail) VALUES (?, ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    user,
+                    action,
+                    target,
+                    json.dumps(dict(detail or {}), ensure_ascii=False, default=str),
+                ),
+            )
+
+    def audit_log(self, limit: int = 200) -> list[AuditEntry]:
+        """The latest audit entries, newest first."""
+        rows = self.catalog._rows("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
+        return [
+            AuditEntry(
+                at=float(r["at"]),
+                user=r["user_name"],
+                action=r["action"],
+                target=r["target"],
+                detail=json.loads(r["detail"]),
+            )
+            for r in rows
+        ]
+
+
+def _user(row: dict[str, Any]) -> StoredUser:
+    return StoredUser(
+        name=row["name"],
+        role=row["role"],
+        password_hash=row["password_hash"],
+        created_at=float(row["created_at"]),
+    )
