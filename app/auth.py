@@ -55,15 +55,24 @@ def require_login(service: KnowledgeService) -> User:
     user = current_user(service)
     if user is not None:
         return user
+    _, middle, _ = st.columns([1, 2, 1])  # a narrow form on the wide layout
+    with middle:
+        _login_form(service)
+    st.stop()
+    raise AssertionError("st.stop() returns only under test")  # pragma: no cover
+
+
+def _login_form(service: KnowledgeService) -> None:
     st.title(T.LOGIN_TITLE)
+    st.caption(T.TAGLINE)
     if _oidc_configured():
         st.caption(T.LOGIN_OIDC_INTRO)
         if st.button(T.LOGIN_OIDC_BUTTON, type="primary", key="login-oidc"):
             st.login()
-        st.stop()
+        return
     if not service.users.count(with_password=True):
         st.error(T.LOGIN_NO_USERS)
-        st.stop()
+        return
     with st.form("login"):
         name = st.text_input(T.LOGIN_NAME, key="login-name")
         password = st.text_input(T.LOGIN_PASSWORD, type="password", key="login-password")
@@ -78,8 +87,6 @@ def require_login(service: KnowledgeService) -> User:
         else:
             st.session_state[USER_KEY] = user.name
             st.rerun()
-    st.stop()
-    raise AssertionError("st.stop() returns only under test")  # pragma: no cover
 
 
 def sign_out(user: User) -> None:

@@ -214,7 +214,18 @@ class KnowledgeService(AccessControl):
         """Finish the builds a kill or a lost LLM endpoint interrupted (of `name`, or all)."""
         self.actor.require("build", "add documents")
         kb = self.kb(name) if name is not None else None
-        return self.pipeline.resume_interrupted(kb, job_id=job_id, on_event=on_event, cancel=cancel)
+        reports = self.pipeline.resume_interrupted(
+            kb, job_id=job_id, on_event=on_event, cancel=cancel
+        )
+        for report in reports:
+            self._audit(
+                "documents.resume",
+                report.kb,
+                added=len(report.added),
+                skipped=len(report.skipped),
+                failed=len(report.failed),
+            )
+        return reports
 
     # --- search ----------------------------------------------------------------------------
 

@@ -446,3 +446,51 @@ def test_hostile_text_renders_as_text_in_agent_answers_rounds_and_citations(
     citation.first.locator("summary").click()
     citation.first.get_by_text(re.compile(re.escape(XSS_SCRIPT))).first.wait_for()
     _no_injected_markup(page)
+
+
+# --- the login gate of a shared server -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory, embedder) -> Iterator[str]:
+    """The app as `zhixing serve` starts it off localhost: logins required, two users."""
+    from core.config import Settings
+    from core.service import KnowledgeService
+
+    require_chromium()
+    home = tmp_path_factory.mktemp("gated") / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.add_user("ada", "admin", "ada-password")
+        svc.add_user("vera", "viewer", "vera-password")
+        svc.create_kb("policies")
+    with serve_app(home, {"ZHIXING_AUTH": "required"}) as url:
+        yield url
+
+
+def _sign_in(page, url: str, name: str, password: str) -> None:
+    page.goto(url)
+    page.get_by_label("用户名 User name").fill(name)
+    page.get_by_label("密码 Password").fill(password)
+    page.get_by_role("button", name="登录 Sign in").click()
+    _settle(page)
+
+
+def test_a_shared_server_asks_everyone_to_sign_in_and_gives_each_role_its_pages(
+    page, gated: str
+) -> None:
+    page.goto(gated)
+    page.get_by_label("用户名 User name").wait_for()
+    assert "policies" not in page.content()  # nothing of the knowledge before signing in
+    _shot(page, "login")
+    _sign_in(page, gated, "vera", "wrong-password")
+    page.get_by_text("Wrong user name or password.").wait_for()
+    _sign_in(page, gated, "vera", "vera-password")
+    page.get_by_role("heading", name="构建 Build").wait_for()
+    page.get_by_text("已登录：vera（viewer）").wait_for()
+    assert page.get_by_text("快捷创建知识库 Create a knowledge base").count() == 0
+    assert page.get_by_role("link", name="设置 Settings").count() == 0
+    page.get_by_role("button", name="退出登录 Sign out").click()
+    page.get_by_label("用户名 User name").wait_for()
+    _sign_in(page, gated, "ada", "ada-password")
+    page.get_by_role("link", name="设置 Settings").wait_for()
+    page.get_by_text("快捷创建知识库 Create a knowledge base").wait_for()

@@ -5,6 +5,7 @@ Real Milvus Lite and SQLite in temp dirs; the LLM is the real HTTP fake (tests/f
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -145,10 +146,14 @@ def test_a_killed_graph_build_resumes_to_exactly_the_uninterrupted_result(tmp_pa
 
     resumed = _cli(killed, fake, "resume", "--json")
     assert resumed.returncode == 0, resumed.stderr
-    [summary] = __import__("json").loads(resumed.stdout)
+    [summary] = json.loads(resumed.stdout)
     assert summary["skipped"] >= partial and summary["added"] + summary["skipped"] == n
     with sqlite3.connect(killed / "catalog.db") as conn:
         assert conn.execute("SELECT status FROM jobs").fetchall() == [("done",)]
+        resumes = conn.execute(
+            "SELECT user_name, target FROM audit WHERE action = ?", ["documents.resume"]
+        )
+        assert resumes.fetchall() == [("local", "kg")]  # who finished the build, and when
     assert _cli(killed, fake, "resume", "--json").stdout.strip() == "[]"  # nothing left
 
     assert snapshot(killed / "catalog.db") == snapshot(reference / "catalog.db")
@@ -286,7 +291,7 @@ def _chmod_tree(root: Path, writable: bool) -> None:
 def _assert_intact(home: Path, fake: FakeOpenAI, before: dict) -> None:
     assert snapshot(home / "catalog.db") == before
     assert _milvus(home) == catalog_counts(home / "catalog.db")
-    hits = __import__("json").loads(_cli(home, fake, "search", "kg", "Kernel1", "--json").stdout)
+    hits = json.loads(_cli(home, fake, "search", "kg", "Kernel1", "--json").stdout)
     assert hits["hits"] and all(h["document"].startswith("doc-") for h in hits["hits"])
 
 
@@ -350,10 +355,10 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
     assert {s for s, _ in before["documents"]} <= indexed
     assert {status for _, status in kept["documents"]} <= {"indexed", "chunked"}
     assert _milvus(home)["chunk"] >= catalog_counts(home / "catalog.db")["chunk"]
-    found = __import__("json").loads(_cli(home, fake, "search", "kg", "Kernel1", "--json").stdout)
+    found = json.loads(_cli(home, fake, "search", "kg", "Kernel1", "--json").stdout)
     assert found["hits"] and all(h["document"] in indexed for h in found["hits"])
     again = _cli(home, fake, "add", "kg", str(corpus), "--json")
-    assert again.returncode == 0 and __import__("json").loads(again.stdout)["added"] == 0
+    assert again.returncode == 0 and json.loads(again.stdout)["added"] == 0
 
 
 def test_a_home_that_cannot_be_created_gets_one_sentence():
