@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -19,6 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 from core.agent import nodes
 from core.agent.configuration import TaskContext
 from core.agent.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
+from core.agentic.streaming import stream_run
 
 __all__ = ["TaskResult", "build_graph", "route_after_execute", "route_after_replan", "run_task"]
 
@@ -83,14 +85,10 @@ class TaskResult:
         }
 
 
-_GRAPH: CompiledStateGraph | None = None
-
-
+@cache
 def _graph() -> CompiledStateGraph:
-    global _GRAPH
-    if _GRAPH is None:  # compiling is pure wiring, so one compiled graph serves every run
-        _GRAPH = build_graph()
-    return _GRAPH
+    """Compiling is pure wiring, so one compiled graph serves every run."""
+    return build_graph()
 
 
 def run_task(
@@ -99,22 +97,14 @@ def run_task(
     on_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> TaskResult:
     """Carry out a task against the attached knowledge (and workspace), reporting each step."""
-    events: list[dict[str, Any]] = []
-    final: dict[str, Any] = {}
-    stream = _graph().stream(
+    events, final = stream_run(
+        _graph(),
         {"task": task},
-        context=context,
-        stream_mode=["custom", "values"],
+        context,
+        on_event,
         # research, plan, replan, report, one step per subtask, and room to spare
         config={"recursion_limit": context.max_subtasks + 10},
     )
-    for mode, chunk in stream:
-        if mode == "custom":
-            events.append(chunk)
-            if on_event is not None:
-                on_event(chunk)
-        else:
-            final = chunk
     return TaskResult(
         task=task,
         plan_before=list(final.get("plan_before", [])),

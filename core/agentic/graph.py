@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -20,6 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from core.agentic import nodes
 from core.agentic.configuration import AgentContext, AnswerLike
 from core.agentic.state import AgentState
+from core.agentic.streaming import stream_run
 from core.models import Hit
 
 __all__ = [
@@ -112,14 +114,10 @@ def rounds_from_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [rounds[n] for n in sorted(rounds)]
 
 
-_GRAPH: CompiledStateGraph | None = None
-
-
+@cache
 def _graph() -> CompiledStateGraph:
-    global _GRAPH
-    if _GRAPH is None:  # compiling is pure wiring, so one compiled graph serves every run
-        _GRAPH = build_graph()
-    return _GRAPH
+    """Compiling is pure wiring, so one compiled graph serves every run."""
+    return build_graph()
 
 
 def run_agentic(
@@ -128,18 +126,7 @@ def run_agentic(
     on_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> AgenticResult:
     """Answer a question in up to `context.max_rounds` search rounds, reporting each step live."""
-    events: list[dict[str, Any]] = []
-    final: dict[str, Any] = {}
-    stream = _graph().stream(
-        {"question": question}, context=context, stream_mode=["custom", "values"]
-    )
-    for mode, chunk in stream:
-        if mode == "custom":
-            events.append(chunk)
-            if on_event is not None:
-                on_event(chunk)
-        else:
-            final = chunk
+    events, final = stream_run(_graph(), {"question": question}, context, on_event)
     return AgenticResult(
         answer=final["answer"],
         rounds=rounds_from_events(events),
