@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -488,6 +488,11 @@ def _trace_line(event: dict[str, Any]) -> str:
     return f"{node}: {'found' if event.get('found') else 'not found'}"
 
 
+def _live(line: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], None]:
+    """An `on_event` that prints each agent step on stderr as it happens."""
+    return lambda event: print(line(event), file=sys.stderr, flush=True)
+
+
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     question, names = _scope(args, args.question)
     if not question or not question.strip():
@@ -495,11 +500,8 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= args.max_rounds <= 5:
         raise ZhixingError("--max-rounds must be between 1 and 5.")
 
-    def show(event: dict[str, Any]) -> None:
-        print(_trace_line(event), file=sys.stderr, flush=True)
-
     with _service(settings) as svc:
-        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=show)
+        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=_live(_trace_line))
     if args.json:
         _emit_json(result.to_json())
     else:
@@ -545,11 +547,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if not task or not task.strip():
         raise ZhixingError("The task is empty.")
 
-    def show(event: dict[str, Any]) -> None:
-        print(_task_line(event), file=sys.stderr, flush=True)
-
     with _service(settings) as svc:
-        result = svc.run_task(task, names, workspace=args.workspace, on_event=show)
+        result = svc.run_task(task, names, workspace=args.workspace, on_event=_live(_task_line))
     if args.json:
         _emit_json(result.to_json())
     else:

@@ -295,13 +295,18 @@ def _assert_intact(home: Path, fake: FakeOpenAI, before: dict) -> None:
     assert hits["hits"] and all(h["document"].startswith("doc-") for h in hits["hits"])
 
 
-def test_a_read_only_home_is_refused_in_one_sentence_and_left_intact(tmp_path, fake):
+def _built_home(tmp_path: Path, fake: FakeOpenAI) -> tuple[Path, dict]:
+    """A home with a small graph knowledge base `kg`, and a snapshot of its catalog."""
     home = tmp_path / "home"
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 20)
-    more = graph_corpus(tmp_path / "more.jsonl", 30)
     assert _cli(home, fake, "kb", "create", "kg", "--mode", "graph").returncode == 0
     assert _cli(home, fake, "add", "kg", str(corpus)).returncode == 0
-    before = snapshot(home / "catalog.db")
+    return home, snapshot(home / "catalog.db")
+
+
+def test_a_read_only_home_is_refused_in_one_sentence_and_left_intact(tmp_path, fake):
+    home, before = _built_home(tmp_path, fake)
+    more = graph_corpus(tmp_path / "more.jsonl", 30)
     _chmod_tree(home, writable=False)
     try:
         for args in (["add", "kg", str(more)], ["kb", "create", "other"]):
@@ -328,12 +333,8 @@ def _disk_full(limit: int):  # noqa: ANN202
 
 
 def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tmp_path, fake):
-    home = tmp_path / "home"
-    corpus = graph_corpus(tmp_path / "corpus.jsonl", 20)
+    home, before = _built_home(tmp_path, fake)
     big = graph_corpus(tmp_path / "big.jsonl", 3000)
-    assert _cli(home, fake, "kb", "create", "kg", "--mode", "graph").returncode == 0
-    assert _cli(home, fake, "add", "kg", str(corpus)).returncode == 0
-    before = snapshot(home / "catalog.db")
     largest = max(p.stat().st_size for p in home.rglob("*") if p.is_file())
     out = subprocess.run(
         [sys.executable, "-m", "core.cli", "add", "kg", str(big)],
@@ -357,7 +358,7 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
     assert _milvus(home)["chunk"] >= catalog_counts(home / "catalog.db")["chunk"]
     found = json.loads(_cli(home, fake, "search", "kg", "Kernel1", "--json").stdout)
     assert found["hits"] and all(h["document"] in indexed for h in found["hits"])
-    again = _cli(home, fake, "add", "kg", str(corpus), "--json")
+    again = _cli(home, fake, "add", "kg", str(tmp_path / "corpus.jsonl"), "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["added"] == 0
 
 

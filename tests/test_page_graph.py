@@ -31,30 +31,11 @@ def built(tmp_path_factory, embedder) -> Path:
     return home
 
 
-def _open_home(home: Path, monkeypatch):
-    from app.services import knowledge_service
-
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    yield home
-    if (home / "catalog.db").exists():
-        knowledge_service().close()
-    knowledge_service.clear()
-
-
 @pytest.fixture
-def empty_home(tmp_path, monkeypatch):
-    yield from _open_home(tmp_path / "home", monkeypatch)
-
-
-@pytest.fixture
-def home(built, tmp_path, monkeypatch):
+def home(built, app_home):
     # A copy per test: the app opens the files itself, and no test can leave state for the next.
-    copy = tmp_path / "home"
-    shutil.copytree(built, copy)
-    yield from _open_home(copy, monkeypatch)
+    shutil.copytree(built, app_home)
+    return app_home
 
 
 def _run(at: AppTest) -> AppTest:
@@ -88,7 +69,7 @@ def _texts(at: AppTest) -> str:
     return " ".join(m.value for m in at.markdown)
 
 
-def test_without_a_knowledge_base_the_page_shows_the_empty_state(empty_home):
+def test_without_a_knowledge_base_the_page_shows_the_empty_state(app_home):
     at = _graph_page()
     assert any("还没有知识库" in i.value for i in at.info)
     assert not at.get("iframe")
