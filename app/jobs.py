@@ -3,11 +3,13 @@
 The registry lives in the server process (`build_jobs()` is a `st.cache_resource`), so a job keeps
 running while its user moves to another page, and is still listed after a browser reload. Pages
 read jobs through immutable `JobView` snapshots; only the job's own thread writes to a job, under
-the registry's lock.
+the registry's lock. `when_idle` runs a callback once no build is running (the settings page uses
+it to reopen the shared service with new settings without closing it under a running build).
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -22,7 +24,7 @@ import streamlit as st
 from app.strings import build as T
 from core.build import BuildReport, ProgressEvent, ProgressSink
 from core.config import Settings
-from core.errors import ZhixingError
+from core.errors import ZhixingError, internal_error
 from core.ingest import sanitize_name
 from core.ingest.uploads import UploadRefusedError, check_upload
 from core.models import KnowledgeBase
@@ -37,6 +39,8 @@ __all__ = [
     "estimate",
     "resume_interrupted_once",
 ]
+
+log = logging.getLogger(__name__)
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 PAUSED = "paused"  # the LLM endpoint is away; the job waits for it (core.build.pause)
@@ -132,6 +136,7 @@ class BuildJobs:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
+        self._idle_callbacks: list[Callable[[], None]] = []
 
     def start(
         self,
@@ -228,6 +233,25 @@ class BuildJobs:
             job = self._running(kb)
             return job.view() if job else None
 
+    def any_running(self) -> bool:
+        """Whether any build (of any knowledge base) is still at work."""
+        with self._lock:
+            return self._any_active()
+
+    def when_idle(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` as soon as no build is running; return whether it ran now.
+
+        When builds are running it runs in the thread of the last one to end, after that job's
+        final state is set. It runs under the registry's lock, so no build starts while it runs:
+        it must not call this registry. An exception it raises is logged, never raised here.
+        """
+        with self._lock:
+            if self._any_active():
+                self._idle_callbacks.append(callback)
+                return False
+            _call(callback)
+            return True
+
     def check_idle(self, kb: str) -> None:
         """Raise JobBusyError when `kb` has a build running (before removing or deleting)."""
         with self._lock:
@@ -283,7 +307,8 @@ class BuildJobs:
         except ZhixingError as exc:
             error = str(exc)
         except Exception as exc:  # a bug must end the job readably, not kill it silently
-            error = f"{type(exc).__name__}: {exc}"
+            log.error("build job %s of %s failed", job.id, job.kb, exc_info=True)
+            error = str(internal_error(exc, f"building {job.kb!r}"))
         finally:
             # A build that stopped (endpoint away too long) is resumable: keep its uploads.
             # Otherwise the pipeline has removed them already; this covers a refused start.
@@ -301,6 +326,10 @@ class BuildJobs:
             else:
                 job.state = DONE
                 self._log(job, T.LOG_STAGE_JOB, T.LOG_FINISHED)
+            if not self._any_active():
+                callbacks, self._idle_callbacks = self._idle_callbacks, []
+                for callback in callbacks:
+                    _call(callback)
 
     # --- under the lock -----------------------------------------------------------------------
 
@@ -308,6 +337,9 @@ class BuildJobs:
         job.log.append(LogLine(time.time(), stage, message))
         if len(job.log) > _MAX_LOG:
             del job.log[: len(job.log) - _MAX_LOG]
+
+    def _any_active(self) -> bool:
+        return any(j.state in ACTIVE for j in self._jobs.values())
 
     def _running(self, kb: str) -> _Job | None:
         return next((j for j in self._jobs.values() if j.kb == kb and j.state in ACTIVE), None)
@@ -320,6 +352,13 @@ class BuildJobs:
         finished = [i for i, j in self._jobs.items() if j.state not in ACTIVE]
         for job_id in finished[_MAX_FINISHED:]:
             del self._jobs[job_id]
+
+
+def _call(callback: Callable[[], None]) -> None:
+    try:
+        callback()
+    except Exception:  # an idle callback must not break the job that ran it, nor the page
+        log.exception("A callback waiting for the builds to end failed.")
 
 
 def _stage(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -16,12 +17,17 @@ from app.auth import require_login, sign_out  # noqa: E402
 from app.jobs import resume_interrupted_once  # noqa: E402
 from app.services import ACTOR_KEY, knowledge_service  # noqa: E402
 from app.strings import shell as T  # noqa: E402
-from app.widgets import sidebar  # noqa: E402
-from core.errors import ZhixingError  # noqa: E402
+from app.widgets import inert, sidebar  # noqa: E402
+from core.config import Settings  # noqa: E402
+from core.errors import ZhixingError, internal_error  # noqa: E402
+from core.logs import debug_log  # noqa: E402
+
+log = logging.getLogger("app.main")
 
 st.set_page_config(page_title=T.APP_TITLE, page_icon="📚", layout="wide")
 
 try:
+    debug_log(Settings.from_env().home)  # tracebacks go there, one sentence to the page
     shared = knowledge_service()
 except ZhixingError as exc:
     st.error(T.SERVICE_ERROR.format(error=exc))
@@ -50,4 +56,8 @@ except ZhixingError as exc:
     st.stop()
 with st.sidebar:
     sign_out(user)
-navigation.run()
+try:
+    navigation.run()
+except Exception as exc:  # a bug: one sentence on the page, the traceback in the debug log
+    log.error("page %s failed", navigation.title, exc_info=True)
+    st.error(inert(T.PAGE_ERROR.format(error=internal_error(exc, f"showing {navigation.title}"))))

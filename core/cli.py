@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -13,9 +14,12 @@ from typing import Any, TextIO
 from core import cli_access
 from core.build import ProgressEvent
 from core.config import Settings
-from core.errors import ZhixingError
+from core.errors import ZhixingError, internal_error
+from core.logs import debug_log
 from core.models import Hit
 from core.search import STRATEGIES, parse_strategies
+
+log = logging.getLogger(__name__)
 
 __all__ = ["build_parser", "main"]
 
@@ -113,17 +117,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    action = getattr(args, f"{args.command}_command", None)
+    command = f"{args.command} {action}" if action else args.command
+    logged: Path | None = None
     try:
         settings = Settings.from_env()
-        action = getattr(args, f"{args.command}_command", None)
-        handler = _HANDLERS[f"{args.command} {action}" if action else args.command]
-        return handler(args, settings)
+        logged = debug_log(settings.home)
+        return _HANDLERS[command](args, settings)
     except ZhixingError as exc:
+        log.debug("zhixing %s failed", command, exc_info=True)
         print(f"zhixing: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("zhixing: interrupted; run the same command again to resume.", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: one sentence here, the traceback in the debug log
+        log.error("zhixing %s failed unexpectedly", command, exc_info=True)
+        message = str(internal_error(exc, f"running `zhixing {command}`"))
+        if logged is not None:
+            message = message.rstrip(".") + f" ({logged})."
+        print(f"zhixing: {message}", file=sys.stderr)
+        return 1
 
 
 def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
@@ -249,6 +263,18 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
             + (f", {report.degraded} degraded" if report.degraded else "")
             + f" in {report.seconds:.1f}s."
         )
+        if report.fallbacks:
+            reasons = ", ".join(f"{n} {why}" for why, n in report.fallbacks.items())
+            print(
+                f"{report.degraded} chunk(s) fell back to their text alone ({reasons}).",
+                file=sys.stderr,
+            )
+        if report.rejected:
+            total = sum(report.rejected.values())
+            print(
+                f"{total} unusable part(s) of LLM replies were dropped (--json lists them).",
+                file=sys.stderr,
+            )
     return 0 if report.ok else 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "AccessError",
     "ConfigError",
+    "InternalError",
     "LLMError",
     "LLMOutputError",
     "NotFoundError",
@@ -12,6 +13,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "ZhixingError",
+    "internal_error",
 ]
 
 
@@ -49,3 +51,18 @@ class LLMOutputError(LLMError):
 
 class AccessError(ZhixingError):
     """The current user may not do this."""
+
+
+class InternalError(ZhixingError):
+    """Zhixing itself failed (a bug): the message says what failed and where, in one sentence;
+    the traceback is in the debug log (core.logs)."""
+
+
+def internal_error(exc: BaseException, doing: str) -> InternalError:
+    """Word an unexpected exception as one sentence: what was being done, and what broke."""
+    detail = " ".join(str(exc).split())[:200]
+    what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return InternalError(
+        f"Zhixing failed while {doing} ({what}); nothing already stored was lost, and the"
+        " details are in the debug log."
+    )

@@ -168,6 +168,13 @@ def finished_job(view: JobView) -> None:
                 st.caption(inert(T.FAILED_ITEM.format(source=failure.source, error=failure.error)))
             for warning in report.warnings:
                 st.caption(inert(warning))
+            if report.fallbacks:
+                reasons = "; ".join(f"{why} × {n}" for why, n in report.fallbacks.items())
+                st.caption(inert(T.FALLBACKS.format(count=report.degraded, reasons=reasons)))
+            if report.rejected:
+                parts = "; ".join(f"{what} × {n}" for what, n in list(report.rejected.items())[:6])
+                count = sum(report.rejected.values())
+                st.caption(inert(T.REJECTED.format(count=count, parts=parts)))
         if view.state == "cancelled":
             st.info(T.CANCELLED_NOTE)
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):

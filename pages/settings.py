@@ -7,7 +7,7 @@ import os
 
 import streamlit as st
 
-from app.services import embedder, knowledge_service, session_service
+from app.services import reload_when_idle, session_service
 from app.strings import settings as T
 from app.users import users_section
 from app.widgets import show_error
@@ -19,14 +19,19 @@ STRUCTURED = ("json_schema", "function_calling", "json_mode")
 
 service = session_service()
 service.authorize("admin")  # the page is listed for admins only; core refuses anyone else
-current = service.settings
-home = current.home
+home = service.settings.home
 saved = load_saved(home)
+# What is saved, under the environment: the settings the next service opens with. While a
+# build runs, the running service may still hold older ones (the sidebar shows those).
+current = Settings.from_env({**os.environ, "ZHIXING_HOME": str(home)})
 
 st.title(T.TITLE)
 st.caption(T.INTRO)
-if st.session_state.pop("settings-saved", False):
+saved_now = st.session_state.pop("settings-saved", None)
+if saved_now == "now":
     st.success(T.SAVED)
+elif saved_now == "pending":
+    st.info(T.SAVED_PENDING)
 
 
 def _env_note(name: str) -> None:
@@ -91,24 +96,13 @@ if test:
 
 if save:
     try:
-        busy = False
-        try:
-            from app.jobs import build_jobs
-
-            busy = build_jobs().any_running()
-        except (ImportError, AttributeError):
-            pass
-        if busy:
-            st.warning(T.BUSY)
-        else:
-            service.save_settings(values)
-            # The service holds the Milvus Lite file: close it before the new one opens it.
-            service.close()
-            knowledge_service.clear()
-            embedder.clear()
-            st.session_state["settings-saved"] = True
-            st.session_state.pop("settings-api-key", None)  # never shown again, not even masked
-            st.rerun()
+        service.save_settings(values)  # saved at once, whatever is running
+        # The shared service holds the Milvus Lite file, so the new one opens only after the old
+        # one closes; a running build keeps the old one and ends with the settings it began with.
+        now = reload_when_idle(service)
+        st.session_state["settings-saved"] = "now" if now else "pending"
+        st.session_state.pop("settings-api-key", None)  # never shown again, not even masked
+        st.rerun()
     except ZhixingError as exc:
         show_error(exc)
 

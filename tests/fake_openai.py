@@ -11,7 +11,10 @@ json_schema / json_object and `tools` for function calling) and `POST /v1/embedd
         assert fake.chat_count == 3
 
 `responder(request_json) -> dict | str` decides the structured answer (a dict is sent as JSON
-in whichever channel the request asked for; a str is sent verbatim as the content). The default
+in whichever channel the request asked for; a str is sent verbatim as the content; a dict with
+`"_tool_calls": [{"name": ..., "arguments": str | dict}]` is sent as exactly those tool calls,
+arguments verbatim when a str, and `{"_content": text}` as plain content with no tool call).
+`chaos(request_json) -> fault | None` picks a fault for a request when none is queued. The default
 builds a valid `ChunkKnowledge` from the numbered lines of the prompt. `stop()` makes it "down":
 connections are refused from then on; `start()` again brings it back on the same port (to test
 resuming a build). A "timeout" fault holds the request for `timeout_sleep_s` (or until stop).
@@ -23,6 +26,7 @@ import base64
 import hashlib
 import json
 import re
+import socket
 import struct
 import threading
 import time
@@ -38,7 +42,19 @@ Responder = Callable[[dict[str, Any]], "dict[str, Any] | str"]
 # malformed: content that is not JSON; invalid: JSON that fails the schema.
 # 400 and 401 quote the caller's bearer token back, as careless servers do, so tests can check
 # that it never reaches a user-facing message.
-FAULTS = ("400", "401", "429", "500", "503", "timeout", "malformed", "invalid", "no_tool_call")
+# cut: the status line and headers go out, then half the body, then the connection closes.
+FAULTS = (
+    "400",
+    "401",
+    "429",
+    "500",
+    "503",
+    "timeout",
+    "malformed",
+    "invalid",
+    "no_tool_call",
+    "cut",
+)
 
 _NUMBERED = re.compile(r"^(\d+)\| ?(.*)$", re.M)
 # Capitalized words in a row ("SQL Injection"), optionally glued to Chinese ("SQL注入"), or a
@@ -157,8 +173,10 @@ class FakeOpenAI:
         timeout_sleep_s: float = 5.0,
         retry_after: str = "0",
         model: str = "fake-model",
+        chaos: Callable[[dict[str, Any]], str | None] | None = None,
     ) -> None:
         self.responder: Responder = responder or default_responder
+        self.chaos = chaos
         self.latency_s = latency_s
         self.dimension = dimension
         self.timeout_sleep_s = timeout_sleep_s
@@ -238,9 +256,11 @@ class FakeOpenAI:
 
     # --- request handling (called from handler threads) ---------------------------------------
 
-    def _next_fault(self) -> str | None:
+    def _next_fault(self, body: dict[str, Any]) -> str | None:
         with self._lock:
-            return self.faults.popleft() if self.faults else None
+            if self.faults:
+                return self.faults.popleft()
+        return self.chaos(body) if self.chaos is not None else None
 
     def _record(self, path: str, body: dict[str, Any], auth: str) -> None:
         with self._lock:
@@ -254,11 +274,34 @@ class FakeOpenAI:
             answer = {"questions": "none", "entities": [{"name": 3}]}
         else:
             answer = self.responder(body)
+        scripted = answer.get("_tool_calls") if isinstance(answer, dict) else None
+        plain = isinstance(answer, dict) and "_content" in answer
+        if plain:
+            answer = str(answer["_content"])
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         finish = "stop"
         tools = body.get("tools") or []
-        if tools and fault != "no_tool_call":
+        if scripted is not None:
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{len(self.requests)}_{n}",
+                        "type": "function",
+                        "function": {
+                            "name": str(call.get("name", "")),
+                            "arguments": call.get("arguments")
+                            if isinstance(call.get("arguments"), str)
+                            else json.dumps(call.get("arguments", {}), ensure_ascii=False),
+                        },
+                    }
+                    for n, call in enumerate(scripted)
+                ],
+            }
+            finish = "tool_calls"
+        elif tools and fault != "no_tool_call" and not plain:
             name = tools[0].get("function", {}).get("name", "answer")
             message = {
                 "role": "assistant",
@@ -331,7 +374,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if path not in ("/v1/chat/completions", "/v1/embeddings"):
                 self._send(404, {"error": {"message": f"no route {path}"}})
                 return
-            fault = fake._next_fault()
+            fault = fake._next_fault(body)
             if fake.latency_s and fake._stopping.wait(fake.latency_s):
                 return
             if fault == "429":
@@ -347,13 +390,23 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(int(fault), {"error": {"message": "The server had an error"}})
             elif fault == "timeout":
                 fake._stopping.wait(fake.timeout_sleep_s)  # the client gives up first
+            elif fault == "cut":
+                payload = (
+                    fake._embeddings(body) if path == "/v1/embeddings" else fake._chat(body, None)
+                )
+                self._send(200, payload, cut=True)
             elif path == "/v1/embeddings":
                 self._send(200, fake._embeddings(body))
             else:
                 self._send(200, fake._chat(body, fault))
 
         def _send(
-            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            self,
+            status: int,
+            payload: dict[str, Any],
+            headers: dict[str, str] | None = None,
+            *,
+            cut: bool = False,
         ) -> None:
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             try:
@@ -363,7 +416,10 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.write(data[: len(data) // 2] if cut else data)
+                if cut:
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client already gave up (a timeout test)
 

@@ -136,12 +136,14 @@ def test_the_report_shows_both_plans_and_every_finding_with_its_sources(audit) -
     assert set(shape["findings"][0]["knowledge"][0]) == {"document", "section", "page", "text"}
 
 
-def test_the_injected_instruction_changes_neither_plan_nor_tool_calls(
+def test_the_offline_audit_is_the_same_with_or_without_the_injected_comment(
     audit,
     home: Path,
     embedder,
     tmp_path: Path,  # noqa: ANN001
 ) -> None:
+    """The heuristics never read the planted comment as an instruction: removing it changes
+    nothing. (A model that obeys it, and the guards that stop it: test_agent_injection.py.)"""
     result, _ = audit
     clean = tmp_path / "shop"
     shutil.copytree(SHOP, clean)

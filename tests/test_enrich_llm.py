@@ -150,3 +150,83 @@ def test_an_llm_confirms_or_refuses_a_cross_language_merge(tmp_path, embedder, s
         confirmations = [b for b in fake.bodies() if "SameEntity" in json.dumps(b)]
         assert len(confirmations) == 1
         assert svc.graph_stats("kb")["entities"] == (1 if same else 2)
+
+
+def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path, embedder):
+    """Regression (issue 13): a relation whose end is not among its own chunk's entities but is
+    one of another chunk's used to raise AttributeError (`ends = []` shadowed the dict)."""
+    from tests.fake_openai import _prompt_text
+
+    def responder(body):
+        if "Prepared Statement" in _prompt_text(body):  # the second document
+            entities = [{"name": "Prepared Statement", "type": "control", "description": ""}]
+            relations = [
+                {
+                    "source": "Prepared Statement",
+                    "target": "SQL Injection",
+                    "type": "prevents",
+                    "description": "It prevents it.",
+                }
+            ]
+        else:
+            entities = [{"name": "SQL Injection", "type": "vulnerability", "description": ""}]
+            relations = []
+        return {
+            "questions": [{"question": "What does the rule say?", "line_start": 1, "line_end": 1}],
+            "entities": entities,
+            "relations": relations,
+        }
+
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("SQL Injection changes a query with input.\n", encoding="utf-8")
+    second.write_text("A Prepared Statement stops SQL Injection.\n", encoding="utf-8")
+    with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        assert svc.add("kb", [first]).ok
+        report = svc.add("kb", [second])
+        assert report.ok and report.degraded == 0, report.to_json()
+        assert svc.graph_stats("kb")["entities"] == 2
+        rows = svc.catalog.db.conn.execute(
+            "SELECT s.name, r.type, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
+            " JOIN entities t ON t.id = r.target_id"
+        ).fetchall()
+        assert rows == [("Prepared Statement", "prevents", "SQL Injection")]
+
+
+def test_a_chunk_the_endpoint_keeps_failing_falls_back_alone_and_the_build_finishes(
+    tmp_path, embedder
+):
+    from tests.fake_openai import _prompt_text
+
+    def chaos(body):  # HTTP 500 on every try for the one chunk that names Rule 3
+        return "500" if "Rule 3:" in _prompt_text(body) else None
+
+    corpus = _corpus(tmp_path, 6)
+    with FakeOpenAI(chaos=chaos) as fake, _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        report = svc.add("kb", [corpus])
+        assert report.ok and report.chunks == 6 and report.degraded == 1, report.to_json()
+        assert report.fallbacks == {"request failed (HTTP 500)": 1}
+        hits = svc.search("Rule 3 validate Input 3", ["kb"], strategies=["keyword"])
+        assert hits and "Rule 3:" in hits[0].text  # still searchable by its text
+
+
+def test_a_batch_the_endpoint_fails_whole_pauses_like_an_outage(tmp_path, embedder):
+    state = {"failing": True}
+
+    def chaos(body):
+        return "500" if state["failing"] else None
+
+    corpus = _corpus(tmp_path, 4)
+    events = []
+    with FakeOpenAI(chaos=chaos) as fake, _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb")
+
+        def on_event(event):
+            events.append(event.stage)
+            if event.stage == "paused":
+                state["failing"] = False  # the server recovers while the build waits
+
+        report = svc.add("kb", [corpus], on_event=on_event)
+        assert report.ok and report.degraded == 0 and report.chunks == 4, report.to_json()
+        assert "paused" in events and "resumed" in events

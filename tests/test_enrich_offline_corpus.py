@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.embed import BuiltinEmbedder
 from core.enrich import normalize_entity_name, offline_knowledge
 from core.ingest import chunk_document, parse_file
 from core.llm.schemas import ChunkKnowledge
@@ -175,21 +176,37 @@ def test_cwe_entries_each_name_their_weakness() -> None:
         assert ids and ids[0].type == "weakness" and ids[0].attributes["cwe"] == row["CWE-ID"]
 
 
-def test_offline_graph_enrichment_throughput(capsys: pytest.CaptureFixture[str]) -> None:
-    """Benchmark-style: prints chunks per second on one core; the goal is at least 50."""
+def test_offline_graph_enrichment_costs_less_than_embedding_the_chunk(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Rules must never be the slow stage of an offline build: enriching a chunk in graph mode
+    costs less than embedding it, both on one core, timed batch by batch in turn so that a busy
+    machine slows both alike. (Measured: 0.1 to 0.3; the bound, 1, is the old goal of 50 chunks a second.)"""
     corpora = {
-        "OWASP cheat sheets (every 3rd)": sorted(shared("docs", "owasp-cheatsheets").glob("*.md"))[
-            ::3
+        "OWASP cheat sheets (every 10th)": sorted(shared("docs", "owasp-cheatsheets").glob("*.md"))[
+            ::10
         ],
         "Chinese ASVS": sorted(shared("docs", "asvs-4.0.3", "zh-cn-md").glob("*.md")),
     }
-    offline_knowledge("预热：加载 jieba 词典。", mode="graph")  # its one-time load is not the rate
+    model = BuiltinEmbedder(threads=1)
+    model.embed(["预热 warm-up"])  # loading the model is not the rate
+    offline_knowledge("预热：加载 jieba 词典。", mode="graph")  # nor is loading jieba's dictionary
     for label, paths in corpora.items():
         items = [(title, c) for p in paths for title, cs in [chunks_of(p)] for c in cs]
-        start = time.perf_counter()
-        for title, chunk in items:
-            knowledge(title, chunk)
-        rate = len(items) / (time.perf_counter() - start)
+        assert len(items) >= 100, label
+        enrich_s = embed_s = 0.0
+        for at in range(0, len(items), model.slice):
+            batch = items[at : at + model.slice]
+            start = time.perf_counter()
+            for title, chunk in batch:
+                knowledge(title, chunk)
+            middle = time.perf_counter()
+            model.embed([chunk.text for _, chunk in batch])
+            enrich_s, embed_s = enrich_s + middle - start, embed_s + time.perf_counter() - middle
+        ratio = enrich_s / embed_s
         with capsys.disabled():
-            print(f"\noffline graph enrichment, {label}: {len(items)} chunks, {rate:.0f} chunks/s")
-        assert items
+            print(
+                f"\noffline graph enrichment, {label}: {len(items)} chunks,"
+                f" {len(items) / enrich_s:.0f} chunks/s, {ratio:.2f}× the embedding time"
+            )
+        assert ratio < 1.0, f"{label}: enrichment takes {ratio:.2f}× the embedding of its chunks"

@@ -102,11 +102,15 @@ def test_a_bad_reply_is_repaired_with_one_more_request_that_says_what_was_wrong(
     assert client.stats.snapshot()["repairs"] == 1
 
 
-def test_a_function_call_reply_without_a_tool_call_is_repaired(fake: FakeOpenAI) -> None:
+def test_a_function_call_answered_in_the_content_is_read_without_a_repair(
+    fake: FakeOpenAI,
+) -> None:
     client = client_for(fake, structured_output="function_calling")
-    fake.fail("no_tool_call")
-    assert isinstance(client.call(CHUNK, variables()), ChunkKnowledge)
-    assert fake.chat_count == 2
+    fake.fail("no_tool_call")  # the JSON comes back as text instead of as a tool call
+    result = client.call(CHUNK, variables())
+    assert isinstance(result, ChunkKnowledge) and result.questions
+    assert fake.chat_count == 1
+    assert client.stats.snapshot()["salvaged"] == 1 and client.stats.snapshot()["repairs"] == 0
 
 
 def test_a_second_bad_reply_raises_llm_output_error(fake: FakeOpenAI) -> None:
@@ -122,12 +126,12 @@ def test_a_second_bad_reply_raises_llm_output_error(fake: FakeOpenAI) -> None:
 def test_rate_limits_server_errors_and_timeouts_are_retried_until_success(
     fake: FakeOpenAI,
 ) -> None:
-    client = LLMClient(make_settings(fake), timeout_s=0.3, backoff_s=0.01)
-    fake.fail("429", "500", "timeout")
+    client = LLMClient(make_settings(fake), timeout_s=0.3, backoff_s=0.01, max_attempts=5)
+    fake.fail("429", "500", "timeout", "cut")  # "cut": the reply stops half-way, then closes
     assert isinstance(client.call(CHUNK, variables()), ChunkKnowledge)
     stats = client.stats.snapshot()
-    assert stats["retries"] == 3 and stats["calls"] == 4 and stats["failures"] == 0
-    assert fake.chat_count == 4
+    assert stats["retries"] == 4 and stats["calls"] == 5 and stats["failures"] == 0
+    assert fake.chat_count == 5
 
 
 def test_a_retry_after_header_sets_the_pause(fake: FakeOpenAI) -> None:

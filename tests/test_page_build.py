@@ -172,3 +172,33 @@ def test_deleting_a_knowledge_base_needs_the_confirmation(built):
     _run(at)
     assert any("已删除知识库「java」" in s.value for s in at.success)
     assert _kbs() == {"other": 0}
+
+
+def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monkeypatch):
+    """Issue 13: the summary says how many chunks fell back to their text, and why."""
+    from app.jobs import build_jobs
+    from tests.fake_openai import FakeOpenAI, _prompt_text, default_responder
+
+    def responder(body):
+        if "POISON" in _prompt_text(body):
+            return "I am sorry, I cannot help with that document."
+        return default_responder(body)
+
+    with FakeOpenAI(responder) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        at = _run()
+        at.text_input(key="create-name-0").set_value("llm")
+        at.file_uploader(key="create-files-0").set_value(
+            [("ok.md", EN, "text/markdown"), ("bad.md", b"# POISON\n\nText.\n", "text/markdown")]
+        )
+        at.radio(key="mode").set_value("index")
+        at.button(key="create-submit").click()
+        _run(at)
+        [job] = build_jobs().list()
+        assert build_jobs().wait(job.id, 120).state == "done"
+        _run(at)
+    assert any("新增 2 篇" in s.value for s in at.success)
+    captions = " ".join(c.value for c in at.caption)
+    assert "1 chunk(s) got no usable knowledge" in captions
+    assert "no usable output after one repair × 1" in captions

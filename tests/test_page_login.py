@@ -122,3 +122,97 @@ def test_with_oidc_configured_the_gate_offers_single_sign_on(gated, embedder):
     assert at.button(key="login-oidc").label == T.LOGIN_OIDC_BUTTON
     assert not at.text_input  # no password form: the identity provider signs users in
     assert "policies" not in _everything(at)
+
+
+AUTH = {
+    "redirect_uri": "http://kb.intranet:8501/oauth2callback",
+    "cookie_secret": "a-long-random-secret",
+    "client_id": "zhixing",
+    "client_secret": "secret",
+    "server_metadata_url": "http://idp.intranet/.well-known/openid-configuration",
+}
+ED, ADA = "ed@corp.example", "ada@corp.example"
+
+
+@pytest.fixture
+def sso(gated, embedder):
+    """A shared server whose users sign in through the identity provider only (no passwords):
+    ed is an editor, ada an admin; the knowledge base "secret" is for the two of them, "open"
+    for everyone."""
+    with KnowledgeService(Settings(home=gated), embedder=embedder) as svc:
+        svc.add_user(ED, "editor", None)
+        svc.add_user(ADA, "admin", None)
+        svc.create_kb("open")
+        svc.create_kb("secret")
+        svc.restrict("secret", [ED, ADA])
+    return gated
+
+
+def _signed_in_as(email: str) -> AppTest:
+    """The app after the identity provider signed in `email`: AppTest's `user` is the dict a
+    run reads as `st.user` (what Streamlit fills in after `st.login`)."""
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.secrets["auth"] = AUTH
+    at.user = {"is_logged_in": True, "email": email, "name": email.split("@")[0]}
+    return _run(at)
+
+
+def _role_shown(at: AppTest) -> list[str]:
+    return [c.value for c in at.sidebar.caption if c.value.startswith("已登录")]
+
+
+def _build_controls(at: AppTest) -> set[str]:
+    return {b.key for b in at.button} & {"create-submit", "add-submit"}
+
+
+def test_an_identity_provider_login_gets_the_role_of_the_user_its_e_mail_names(sso):
+    at = _signed_in_as(ED)
+    assert B.TITLE in [t.value for t in at.title]
+    assert _role_shown(at) == [T.SIGNED_IN.format(name=ED, role="editor")]
+    assert _build_controls(at) == {"create-submit", "add-submit"}
+    assert "secret" in _everything(at)  # restricted to ed (and ada)
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page("../pages/settings.py")  # an editor is no admin
+    at.button(key="logout").click()
+    _run(at)  # st.logout: the identity provider's session is gone
+    assert [t.value for t in at.title] == [T.LOGIN_TITLE]
+    assert at.button(key="login-oidc") and "secret" not in _everything(at)
+
+    at = _signed_in_as(ADA)
+    assert _role_shown(at) == [T.SIGNED_IN.format(name=ADA, role="admin")]
+    at.switch_page("../pages/settings.py")
+    _run(at)
+    assert S.TITLE in [t.value for t in at.title]
+
+
+def test_an_identity_no_user_names_is_a_viewer(sso):
+    at = _signed_in_as("eve@corp.example")
+    assert B.TITLE in [t.value for t in at.title]
+    assert _role_shown(at) == [T.SIGNED_IN.format(name="eve@corp.example", role="viewer")]
+    assert not _build_controls(at)
+    assert T.READ_ONLY.format(role="viewer") in [c.value for c in at.caption]
+    assert "secret" not in _everything(at)
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page("../pages/settings.py")
+
+
+def test_a_removed_user_loses_their_role_and_knowledge_at_the_next_click(sso):
+    from app.services import knowledge_service
+
+    at = _signed_in_as(ED)
+    assert _build_controls(at) and "secret" in _everything(at)
+    knowledge_service().remove_user(ED)  # as an admin would, while ed is signed in
+    _run(at)
+    # Still signed in at the identity provider, but no user of Zhixing: a viewer like any other.
+    assert _role_shown(at) == [T.SIGNED_IN.format(name=ED, role="viewer")]
+    assert not _build_controls(at)
+    assert "secret" not in _everything(at)
+
+
+def test_removing_the_only_member_of_a_knowledge_base_does_not_open_it_to_everyone(sso):
+    from app.services import knowledge_service
+
+    knowledge_service().restrict("secret", [ED])
+    assert "secret" not in _everything(_signed_in_as("eve@corp.example"))
+    knowledge_service().remove_user(ED)
+    assert "secret" not in _everything(_signed_in_as("eve@corp.example"))

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import load_saved
+from app.strings import settings as T
+from core.config import load_saved, save_settings
 from tests.fake_openai import FakeOpenAI
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
@@ -15,7 +16,13 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 @pytest.fixture
 def home(app_home):
-    return app_home
+    """The app's home; every build this test starts has ended before the service is closed."""
+    from app.jobs import build_jobs
+
+    build_jobs.clear()
+    yield app_home
+    build_jobs().wait_all(120)
+    build_jobs.clear()
 
 
 def _settings_page() -> AppTest:
@@ -68,3 +75,73 @@ def test_an_invalid_embedding_is_refused_with_a_sentence(home):
     assert not at.exception, at.exception
     assert at.error and "ZHIXING_EMBEDDING" in at.error[0].value
     assert load_saved(home) == {}
+
+
+def _documents(folder: Path, word: str, n: int) -> list[Path]:
+    """N one-chunk documents, each with a word of its own ("alpha3token")."""
+    folder.mkdir()
+    for i in range(n):
+        text = f"# {word} {i}\n\nThe {word}{i}token control must be reviewed in release {i}.\n"
+        (folder / f"{word}-{i}.md").write_text(text, encoding="utf-8")
+    return sorted(folder.iterdir())
+
+
+def _sidebar(at: AppTest) -> str:
+    return " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(home):
+    from app.jobs import build_jobs
+    from app.services import knowledge_service
+
+    # One LLM call per chunk, one at a time, each 0.6 s: the first build runs for 6 s or more.
+    with FakeOpenAI(latency_s=0.6) as before, FakeOpenAI() as after:
+        save_settings(
+            home,
+            {
+                "OPENAI_BASE_URL": before.url,
+                "OPENAI_API_KEY": "sk-before",
+                "ZHIXING_LLM_CONCURRENCY": "1",
+            },
+        )
+        at = _settings_page()
+        first = knowledge_service()
+        first.create_kb("kb")
+        job = build_jobs().start(first, "kb", paths=_documents(home.parent / "a", "alpha", 10))
+        _field(at, "接口地址").input(after.url)
+        _field(at, "API 密钥").input("sk-after")
+        at.button[1].click().run()  # 保存 Save
+        assert not at.exception, at.exception
+        now = build_jobs().get(job.id)
+        assert now.running, f"{now.state}: {now.error or 'it ended before the save; lengthen it'}"
+        # Saved at once, and the page says when it applies; the build keeps its service.
+        saved = load_saved(home)
+        assert (saved["OPENAI_BASE_URL"], saved["OPENAI_API_KEY"]) == (after.url, "sk-after")
+        assert [i.value for i in at.info] == [T.SAVED_PENDING] and not at.success
+        assert knowledge_service() is first
+        assert before.url in _sidebar(at) and after.url not in _sidebar(at)
+        assert _field(at, "接口地址").value == after.url  # the form shows what was saved
+        assert _field(at, "API 密钥").value == ""
+
+        view = build_jobs().wait(job.id, 120)
+        assert view.state == "done", view.error
+        assert view.report.ok and len(view.report.added) == 10 and view.chunks == 10
+        # It ended with the settings it started with: every call went to the old endpoint.
+        assert before.chat_count >= 10 and after.chat_count == 0
+        calls_before = before.chat_count
+
+        # The last build to end closed the old service; the next one opens with the new settings.
+        second = knowledge_service()
+        assert second is not first
+        assert second.settings.openai_base_url == after.url
+        assert second.search("alpha7token", ["kb"])[0].document == "alpha-7.md"
+        at.run()
+        assert not at.exception, at.exception
+        assert after.url in _sidebar(at) and before.url not in _sidebar(at)
+
+        job = build_jobs().start(second, "kb", paths=_documents(home.parent / "b", "beta", 2))
+        view = build_jobs().wait(job.id, 120)
+        assert view.state == "done" and view.report.ok, view.error
+        assert after.chat_count >= 2 and before.chat_count == calls_before
+        assert [h.document for h in second.search("beta1token", ["kb"])][:1] == ["beta-1.md"]
+        assert all(r["_auth"] == "Bearer sk-after" for r in after.bodies())

@@ -261,9 +261,21 @@ def test_llm_citations_to_hits_that_do_not_exist_are_dropped(fake: FakeOpenAI) -
     assert fake.chat_count == 1
 
 
-def test_an_llm_answer_left_with_no_valid_citation_is_not_found(fake: FakeOpenAI) -> None:
-    llm = client(fake, lambda _: {"found": True, "answer": "Use Argon2id [9].", "cited": [9]})
-    assert grounded_answer(EN_QUESTION, EN_HITS, llm=llm) == not_found(EN_QUESTION)
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"found": True, "answer": "Use Argon2id [9].", "cited": [9]},  # no hit it was given
+        {"found": True, "answer": "   ", "cited": [1]},  # found, but no text
+        {"found": True, "answer": "x [1] " * 3000, "cited": [1]},  # a dump, not an answer
+    ],
+)
+def test_an_ungrounded_llm_answer_falls_back_to_the_extractive_one(
+    fake: FakeOpenAI, reply: dict
+) -> None:
+    llm = client(fake, lambda _: reply)
+    answer = grounded_answer(EN_QUESTION, EN_HITS, llm=llm)
+    assert answer == grounded_answer(EN_QUESTION, EN_HITS) and answer.found
+    assert fake.chat_count == 1
 
 
 def test_llm_found_false_gives_the_exact_sentence(fake: FakeOpenAI) -> None:

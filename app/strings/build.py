@@ -46,6 +46,15 @@ SUMMARY = (
     "{chunks} 块 · 用时 {seconds:.1f} 秒"
 )
 FAILED_ITEM = "{source}：{error}"
+FALLBACKS = (
+    "{count} 块未能从模型得到可用的知识，仅按原文索引（仍可检索）："
+    " {count} chunk(s) got no usable knowledge from the model and are indexed by their text"
+    " alone (still searchable): {reasons}"
+)
+REJECTED = (
+    "模型回复中有 {count} 处不可用的内容被舍弃 {count} unusable part(s) of the model's replies"
+    " were dropped: {parts}"
+)
 CANCELLED_NOTE = "构建已取消；已建好的文档保留。再次添加相同文件会从中断处继续。"
 BUSY = "知识库「{kb}」正在构建中，请等它完成或先取消，再操作。"
 NOTHING_TO_BUILD = "没有要构建的文件。"

@@ -31,8 +31,12 @@ TEST = "测试连接 Test connection"
 TESTING = "正在测试连接…"
 TEST_OFFLINE = "没有配置接口地址或密钥：知行运行在内置离线模式。"
 SAVE = "保存 Save"
-SAVED = "已保存，新的设置已生效。"
-BUSY = "有构建任务正在运行，请等它结束后再保存设置。"
+SAVED = "已保存，新的设置已生效。 Saved; the new settings are in use."
+SAVED_PENDING = (
+    "已保存。有构建任务正在运行：它按开始时的设置完成，新的设置在所有构建结束后生效。"
+    " Saved. A build is running: it finishes with the settings it started with; the new"
+    " settings apply once no build is running."
+)
 
 USERS_HEADER = "用户与权限 Users and roles"
 USERS_INTRO = (

@@ -30,6 +30,7 @@ SAMPLE_DONE = "示例知识库已建好：{documents} 篇文档，{chunks} 块�
 
 ERROR_PREFIX = "出错了："
 SERVICE_ERROR = "无法打开知识库目录：{error}"
+PAGE_ERROR = "页面出错 The page failed: {error}"
 
 LOGIN_TITLE = "登录 Sign in"
 LOGIN_NAME = "用户名 User name"

@@ -11,6 +11,7 @@ a failed LLM step falls back to the offline heuristic, and the event says so.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,7 @@ from core.agent.state import (
 from core.agent.toolcalling import execute_with_tools
 from core.agent.tools import ToolBox
 from core.errors import LLMError
+from core.llm.boundary import tidy, tidy_list
 
 __all__ = ["execute", "plan", "replan", "report", "research"]
 
@@ -40,6 +42,11 @@ log = logging.getLogger(__name__)
 _PROBE_HITS = 3
 _EXCERPT_CHARS = 500
 _FILES_SHOWN = 80
+# What a model's plan may hold; longer text is the model pasting, not planning.
+_STEP_CHARS = 300
+_TITLE_CHARS = 120
+_GOAL_CHARS = 600
+_PATTERN_CHARS = 200
 
 
 def _emit(runtime: Runtime[TaskContext], event: dict[str, Any]) -> None:
@@ -139,7 +146,7 @@ def plan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             "files": _files(ctx),
         },
     )
-    steps = [s.strip() for s in result.steps if s.strip()] if result is not None else []
+    steps = tidy_list(result.steps, limit=_STEP_CHARS, max_items=8) if result is not None else []
     if not steps:
         steps = offline.first_plan(
             state["task"],
@@ -186,22 +193,37 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
 
 
 def _from_llm(result: RevisedPlan, refs: list[KnowledgeRef]) -> list[Subtask]:
+    """The usable subtasks of a model's plan: a title, cited excerpts that exist, patterns that
+    compile; repeated titles once."""
     subtasks = []
+    seen: set[str] = set()
     for planned in result.subtasks:
-        if not planned.title.strip():
+        title = tidy(planned.title, _TITLE_CHARS)
+        if not title or title.casefold() in seen:
             continue
-        cited = tuple(refs[n - 1] for n in planned.knowledge if 1 <= n <= len(refs))
-        topic = topic_for(planned.title) or (topic_for(cited[0].section) if cited else None)
+        seen.add(title.casefold())
+        cited = tuple(dict.fromkeys(refs[n - 1] for n in planned.knowledge if 1 <= n <= len(refs)))
+        topic = topic_for(title) or (topic_for(cited[0].section) if cited else None)
         subtasks.append(
             Subtask(
-                title=planned.title.strip(),
-                goal=planned.goal.strip() or planned.title.strip(),
+                title=title,
+                goal=tidy(planned.goal, _GOAL_CHARS) or title,
                 knowledge=cited,
                 topic=topic.key if topic else "",
-                patterns=tuple(p for p in planned.patterns if p.strip())[:6],
+                patterns=tuple(p for p in planned.patterns if _usable_pattern(p))[:6],
             )
         )
     return subtasks
+
+
+def _usable_pattern(pattern: str) -> bool:
+    if not pattern.strip() or len(pattern) > _PATTERN_CHARS:
+        return False
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 # --- execute ----------------------------------------------------------------------------------

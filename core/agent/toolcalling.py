@@ -75,16 +75,28 @@ def execute_with_tools(
     for _ in range(box.context.max_tool_calls + 2):
         reply = _invoke(chat, messages, tools)
         messages.append(reply)
-        if not reply.tool_calls:
+        if not reply.tool_calls and not reply.invalid_tool_calls:
             summary = reply.content if isinstance(reply.content, str) else str(reply.content)
             break
-        for call in reply.tool_calls:
-            args = dict(call.get("args") or {})
-            if call["name"] == "record_finding":
-                output = box.record(args, lambda a: _record(a, subtask, box, findings))
+        for n, call in enumerate(reply.tool_calls):
+            args = call.get("args")
+            name = str(call.get("name") or "")
+            if not isinstance(args, dict):
+                output = box.refuse(name, "the arguments were not a JSON object")
+            elif name == "record_finding":
+                output = box.record(dict(args), lambda a: _record(a, subtask, box, findings))
             else:
-                output = box.run(call["name"], args)
-            messages.append(ToolMessage(output, tool_call_id=call.get("id") or call["name"]))
+                output = box.run(name, dict(args))
+            messages.append(ToolMessage(output, tool_call_id=call.get("id") or f"call-{n}"))
+        # A call whose arguments were not JSON still needs its answer, or the next request is
+        # refused: it is answered as a refusal, and spends the budget like any other call.
+        for n, call in enumerate(reply.invalid_tool_calls):
+            output = box.refuse(
+                str(call.get("name") or "?"),
+                "the arguments were not valid JSON; send them again as one JSON object",
+            )
+            call_id = call.get("id") or f"invalid-{n}"
+            messages.append(ToolMessage(output, tool_call_id=call_id))
     return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
 
 

@@ -126,6 +126,15 @@ class ToolBox:
         ok, _ = self._traced("grep", {"pattern": pattern, "glob": glob}, capture)
         return hits if ok else None
 
+    def refuse(self, tool: str, reason: str) -> str:
+        """Trace and answer a call that cannot run at all (its arguments were unreadable)."""
+
+        def body(_: dict[str, Any]) -> str:
+            raise ToolRefused(f"The call to {tool} was not run: {reason}.")
+
+        _, output = self._traced(tool, {}, body)
+        return f"<tool_output>\n{output}\n</tool_output>"
+
     def record(self, args: dict[str, Any], body: Callable[[dict[str, Any]], str]) -> str:
         """Trace a record_finding call; findings do not spend the tool budget."""
         _, output = self._traced("record_finding", args, body, counted=False)

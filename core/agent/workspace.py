@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+import regex
+
 from core.errors import AccessError, NotFoundError, ZhixingError
 
 __all__ = [
@@ -40,6 +42,7 @@ ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 GREP_MAX_FILE_BYTES = 2 * MiB  # bigger files are data dumps or bundles, not code worth grepping
 GREP_MAX_LINE_CHARS = 300
 MAX_PATTERN_CHARS = 500
+GREP_TIMEOUT_S = 3.0  # for one grep over the whole workspace
 _BINARY_SNIFF_BYTES = 8192
 _LINE_END = "\r\n"
 
@@ -273,10 +276,13 @@ class Workspace:
         if len(pattern) > MAX_PATTERN_CHARS:
             raise ZhixingError(f"The pattern is longer than {MAX_PATTERN_CHARS} characters.")
         try:
-            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
+            compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except (regex.error, ValueError) as exc:
             raise ZhixingError(f"{pattern!r} is not a valid regular expression: {exc}.") from exc
         hits: list[GrepHit] = []
+        # The pattern may come from a model (or a document steering it): one that backtracks
+        # without end is stopped by the regex module's timeout, not left to hold the server.
+        deadline = time.monotonic() + GREP_TIMEOUT_S
         for rel in self.list_files(glob, limit=10**9):
             path = self.root / rel
             if path.stat().st_size > GREP_MAX_FILE_BYTES or _is_binary(path):
@@ -284,7 +290,17 @@ class Workspace:
             with open(path, "rb") as fh:
                 for number, raw in enumerate(fh, start=1):
                     text = _decode(raw).rstrip(_LINE_END)
-                    if regex.search(text):
+                    left = deadline - time.monotonic()
+                    try:
+                        if left <= 0:
+                            raise TimeoutError
+                        found = compiled.search(text, timeout=left)
+                    except TimeoutError:
+                        raise ZhixingError(
+                            f"The pattern {pattern[:80]!r} took longer than {GREP_TIMEOUT_S:g} s"
+                            " to search the workspace; use a simpler pattern."
+                        ) from None
+                    if found:
                         hits.append(GrepHit(rel, number, text.strip()[:GREP_MAX_LINE_CHARS]))
                         if len(hits) >= limit:
                             return hits
@@ -341,20 +357,20 @@ def _glob_matcher(glob: str) -> Callable[[str], bool]:
         raise AccessError(f"The glob {glob!r} must stay inside the workspace.")
     if "/" not in unified:
         unified = "**/" + unified
-    regex = ""
+    expr = ""
     i = 0
     while i < len(unified):
         if unified.startswith("**/", i):
-            regex, i = regex + "(?:.*/)?", i + 3
+            expr, i = expr + "(?:.*/)?", i + 3
         elif unified.startswith("**", i):
-            regex, i = regex + ".*", i + 2
+            expr, i = expr + ".*", i + 2
         elif unified[i] == "*":
-            regex, i = regex + "[^/]*", i + 1
+            expr, i = expr + "[^/]*", i + 1
         elif unified[i] == "?":
-            regex, i = regex + "[^/]", i + 1
+            expr, i = expr + "[^/]", i + 1
         else:
-            regex, i = regex + re.escape(unified[i]), i + 1
-    compiled = re.compile(regex + r"\Z")
+            expr, i = expr + re.escape(unified[i]), i + 1
+    compiled = re.compile(expr + r"\Z")
     return lambda rel: compiled.match(rel) is not None
 
 

@@ -28,6 +28,7 @@ from core.agentic.prompts import (
 )
 from core.agentic.state import AgentState, Evidence, Query
 from core.errors import LLMError
+from core.llm.boundary import tidy, tidy_list
 from core.models import Hit
 from core.search.terms import key_terms, split_query
 
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 
 MAX_ASPECTS = 4
 MAX_QUERIES = 5  # per round: the question (round 1) plus one per aspect
+_ASPECT_CHARS = 200  # an "aspect" longer than this is the model pasting text, not naming one
+_QUERY_CHARS = 500
 _EXCERPT_CHARS = 400  # of each evidence text shown to the judge
 _JUDGED_EVIDENCE = 20
 
@@ -107,10 +110,36 @@ def _call(runtime: Runtime[AgentContext], role: str, variables: Mapping[str, obj
 
 
 def _query(written: SearchQuery | str, aspect: str) -> Query:
-    """A query the model wrote, with its rewrites when it gave them."""
+    """A query the model wrote, with its rewrites when it gave them (an empty or overlong
+    query comes back empty, and `_fresh` drops it)."""
     if isinstance(written, str):
-        return Query(written.strip(), aspect)
-    return Query(written.query.strip(), aspect, written.rewrites())
+        return Query(tidy(written, _QUERY_CHARS), aspect)
+    return Query(tidy(written.query, _QUERY_CHARS), aspect, written.rewrites())
+
+
+def _as_aspects(names: Sequence[str], aspects: Sequence[str]) -> list[str]:
+    """The listed aspects a judge meant by `names`: models respell, shorten or translate them
+    ("session fixation" for "会话固定 (session fixation)"); a name matching none is dropped."""
+    out: list[str] = []
+    for name in names:
+        key = normalize_query(name)
+        if not key:
+            continue
+        match = next((a for a in aspects if normalize_query(a) == key), None)
+        if match is None:
+            match = next(
+                (a for a in aspects if key in normalize_query(a) or normalize_query(a) in key),
+                None,
+            )
+        if match is None:
+            words = {w.casefold() for w in key_terms(name)}
+            scored = [(len(words & {w.casefold() for w in key_terms(a)}), a) for a in aspects]
+            best = max(scored, default=(0, ""))
+            if best[0] and 2 * best[0] >= len(words):
+                match = best[1]
+        if match is not None and match not in out:
+            out.append(match)
+    return out
 
 
 # --- plan -------------------------------------------------------------------------------------
@@ -121,7 +150,8 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     question = state["question"].strip()
     result = cast(AgentPlan | None, _call(runtime, "plan", {"question": question}))
     if result is not None:
-        aspects = [a.strip() for a in result.aspects if a.strip()][:MAX_ASPECTS] or [question]
+        aspects = tidy_list(result.aspects, limit=_ASPECT_CHARS, max_items=MAX_ASPECTS)
+        aspects = aspects or [question]
         extra = [_query(q, a) for q, a in zip(result.queries, aspects, strict=False)]
         whole = SearchQuery(
             query=question,
@@ -243,10 +273,11 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     verdict = _judge_with_llm(state, runtime)
     if verdict is not None:
         sufficient = verdict.sufficient
-        covered = [a for a in verdict.covered if a.strip()]
-        missing = [] if sufficient else [a for a in verdict.missing if a.strip()]
+        covered = _as_aspects(verdict.covered, aspects)
+        missing = [] if sufficient else _as_aspects(verdict.missing, aspects)
         if not sufficient and not missing:
             missing = [a for a in aspects if a not in covered] or list(aspects)
+        covered = [a for a in covered if a not in missing]
     else:
         distinct = _distinct_terms(state.get("terms", {}))
         covered = [a for a in aspects if _covered(distinct.get(a, []), gaps.get(a, []), bool(hits))]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from core.llm.prompts import Role
-from core.search.rewrite import QueryRewrites
+from core.search.rewrite import QueryRewrites, clean_rewrites
 
 __all__ = ["AGENT_ROLES", "AgentPlan", "EvidenceVerdict", "RefinedQueries", "SearchQuery"]
 
@@ -35,11 +35,13 @@ class SearchQuery(BaseModel):
     )
 
     def rewrites(self, sub_questions: Sequence[str] = ()) -> QueryRewrites:
-        return QueryRewrites(
-            hypothetical_answer=self.hypothetical_answer[:100],
-            sub_questions=[s for s in sub_questions if s.strip()][:5],
-            generalization=self.generalization,
-            keywords=[k for k in self.keywords if k.strip()][:12],
+        return clean_rewrites(
+            QueryRewrites(
+                hypothetical_answer=self.hypothetical_answer,
+                sub_questions=list(sub_questions),
+                generalization=self.generalization,
+                keywords=self.keywords,
+            )
         )
 
 

@@ -8,6 +8,7 @@ schema. The results are written to the catalog here, and the texts that need vec
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -16,15 +17,19 @@ from typing import Any
 
 import numpy as np
 
+from core.build.sanitize import clean_knowledge
 from core.embed import Embedder
 from core.enrich import normalize_entity_name, offline_knowledge
 from core.errors import LLMError, LLMOutputError
+from core.llm.boundary import Rejections
 from core.llm.schemas import ChunkKnowledge
 from core.models import Chunk, KnowledgeBase
 from core.store import VectorStore
 from core.store.graph import GraphStore
 
 __all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
+
+log = logging.getLogger(__name__)
 
 # Cosine of two entity *names* under the built-in model above which two entities of the same
 # type are one: "SQL injection"/"SQL注入" score 0.79 and "跨站脚本"/"Cross-site scripting" 0.77,
@@ -36,6 +41,7 @@ SAME_SCRIPT_SIMILARITY = 0.9
 # embed alike but are different things.
 _NO_SIMILARITY_TYPES = {"clause", "weakness", "standard"}
 _DIGIT = re.compile(r"\d")
+_MAX_SUMMARY_CHARS = 1500  # a "three-sentence" summary longer than this is not one
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -51,7 +57,7 @@ class EnrichItem:
 class EnrichResult:
     questions: list[tuple[int, int, str]] = field(default_factory=list)  # (doc, question id, text)
     entities: dict[int, str] = field(default_factory=dict)  # entity id -> text to embed
-    degraded: list[int] = field(default_factory=list)  # chunk ids whose extraction failed
+    degraded: dict[int, str] = field(default_factory=dict)  # chunk id -> why extraction failed
     extract_seconds: float = 0.0
 
 
@@ -77,18 +83,27 @@ class Enricher:
         self._names: dict[int, np.ndarray] = {}  # name vectors of entities from earlier builds
         self._ends: dict[str, int] = {}  # relation ends found among earlier entities
         self._display: dict[int, str] = {}  # entity id -> its name, for the similarity rules
+        self.rejections = Rejections()  # what the boundary dropped from replies, per role
 
     def enrich(self, items: Sequence[EnrichItem]) -> EnrichResult:
-        """Extract, store and return what needs embedding. An unreachable LLM raises LLMError."""
+        """Extract, store and return what needs embedding. An unreachable LLM raises LLMError.
+
+        Every reply passes the boundary first (core.llm.boundary, then `clean_knowledge`):
+        what cannot be used is dropped and counted in `self.rejections`; a chunk with nothing
+        usable is recorded as a fallback (indexed by its text only) with the reason.
+        """
         result = EnrichResult()
         extracted = []
         start = time.perf_counter()
         knowledge_list = self._extract(items)
         result.extract_seconds = time.perf_counter() - start
         for item, knowledge in zip(items, knowledge_list, strict=True):
-            if isinstance(knowledge, LLMError):
-                result.degraded.append(item.chunk_id)
+            if not isinstance(knowledge, ChunkKnowledge):
+                result.degraded[item.chunk_id] = _fallback_reason(knowledge)
                 continue
+            context = "\n".join([item.title, *item.chunk.heading_path, item.chunk.text])
+            knowledge, dropped = clean_knowledge(knowledge, context, self.kb.mode)
+            self.rejections.extend("chunk_knowledge", dropped)
             self._store_questions(item, knowledge, result)
             extracted.append((item, knowledge))
         if self.kb.mode == "graph" and extracted:
@@ -97,17 +112,9 @@ class Enricher:
             result.entities = self.graph.entity_text(sorted(result.entities))
         return result
 
-    def _extract(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | LLMError]:
+    def _extract(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | Exception]:
         if self.llm is None:
-            return [
-                offline_knowledge(
-                    i.chunk.text,
-                    title=i.title,
-                    heading_path=i.chunk.heading_path,
-                    mode=self.kb.mode,
-                )
-                for i in items
-            ]
+            return [self._offline(i) for i in items]
         from core.llm import ROLES, chunk_knowledge_variables
 
         variables = [
@@ -120,32 +127,52 @@ class Enricher:
             for i in items
         ]
 
-        def call() -> list[ChunkKnowledge | LLMError]:
-            out = self.llm.call_many(ROLES["chunk_knowledge"], variables)  # type: ignore[attr-defined]
-            for answer in out:
-                # Invalid output degrades one chunk; an endpoint that is down pauses or stops
-                # the build, so that it goes on later rather than leaving every chunk degraded.
-                if isinstance(answer, LLMError) and not isinstance(answer, LLMOutputError):
+        def call() -> list[ChunkKnowledge | Exception]:
+            out = self.llm.call_many(  # type: ignore[attr-defined]
+                ROLES["chunk_knowledge"], variables, self.rejections
+            )
+            from core.llm.retry import (
+                EndpointFailingError,
+                EndpointRefusedError,
+                EndpointUnreachableError,
+            )
+
+            failed = [a for a in out if isinstance(a, LLMError)]
+            # An endpoint that is away pauses the build (the guard waits it out), and one that
+            # refuses the requests themselves (key, model, structured output) stops it,
+            # resumably, rather than leaving every chunk degraded.
+            for answer in failed:
+                if isinstance(answer, EndpointUnreachableError | EndpointRefusedError):
                     raise answer
+            # A chunk the endpoint fails on while others succeed falls back alone; a batch
+            # that fails whole means the endpoint is failing, and is waited out like an outage.
+            if len(out) > 1 and all(isinstance(a, EndpointFailingError) for a in out):
+                raise EndpointUnreachableError(str(failed[0]))
             return out
 
         return self._guard(call)
 
+    def _offline(self, item: EnrichItem) -> ChunkKnowledge | Exception:
+        try:
+            return offline_knowledge(
+                item.chunk.text,
+                title=item.title,
+                heading_path=item.chunk.heading_path,
+                mode=self.kb.mode,
+            )
+        except Exception as exc:  # a heuristic's bug costs one chunk's enrichment, not the build
+            log.debug("offline extraction failed on chunk %s", item.chunk_id, exc_info=True)
+            return exc
+
     def _store_questions(
         self, item: EnrichItem, knowledge: ChunkKnowledge, result: EnrichResult
     ) -> None:
-        lines = max(len(item.chunk.text.splitlines()), 1)
-        rows = []
-        seen: set[str] = set()
-        for q in knowledge.questions:
-            text = " ".join(q.question.split())
-            if not text or text in seen:
-                continue
-            seen.add(text)
-            start, end = _repair_range(q.line_start, q.line_end, lines)
-            # Stored as document line numbers, like chunks, so a citation can point at them.
-            offset = item.chunk.line_start - 1
-            rows.append((item.chunk_id, text, start + offset, end + offset))
+        # Stored as document line numbers, like chunks, so a citation can point at them.
+        offset = item.chunk.line_start - 1
+        rows = [
+            (item.chunk_id, q.question, q.line_start + offset, q.line_end + offset)
+            for q in knowledge.questions  # cleaned: distinct, non-empty, lines in the chunk
+        ]
         ids = self.graph.add_questions(self.kb.id, rows)
         for (_, text, _, _), qid in zip(rows, ids, strict=True):
             result.questions.append((item.doc_id, qid, text))
@@ -196,7 +223,7 @@ class Enricher:
                 local[key] = entity_id
                 result.entities[entity_id] = ""
             for rel in knowledge.relations:
-                ends = []
+                pair: list[int | None] = []
                 for end in (rel.source, rel.target):
                     name = " ".join(end.split())
                     key = normalize_entity_name(name)
@@ -205,8 +232,8 @@ class Enricher:
                         self.graph.mention_entity(found, item.chunk_id, name, "", {})
                         local[key] = found
                         result.entities[found] = ""
-                    ends.append(found)
-                source, target = ends
+                    pair.append(found)
+                source, target = pair
                 if source is None or target is None or source == target:
                     continue
                 type_ = "_".join((rel.type or "related_to").strip().lower().split())
@@ -282,9 +309,16 @@ class Enricher:
             "description_b": other.description or "(none)",
         }
         try:
-            verdict = self._guard(lambda: self.llm.call(ROLES["same_entity"], variables))  # type: ignore[attr-defined]
-        except LLMOutputError:
-            return True  # an unreadable verdict leaves the similarity decision standing
+            verdict = self._guard(
+                lambda: self.llm.call(ROLES["same_entity"], variables, self.rejections)  # type: ignore[attr-defined]
+            )
+        except LLMError as exc:
+            if _unreachable(exc):
+                raise  # waited out by the guard already, past the longest pause: stop
+            # An unreadable verdict, or a request the endpoint failed, leaves the similarity
+            # decision standing.
+            self.rejections.add("same_entity", _fallback_reason(exc))
+            return True
         return bool(verdict.same)
 
     def summarize_long(self, entity_ids: Sequence[int]) -> None:
@@ -303,7 +337,9 @@ class Enricher:
         ]
 
         def call() -> list[Any]:
-            out = self.llm.call_many(ROLES["summarize_description"], variables)  # type: ignore[attr-defined]
+            out = self.llm.call_many(  # type: ignore[attr-defined]
+                ROLES["summarize_description"], variables, self.rejections
+            )
             for answer in out:  # a lost endpoint is waited out, not taken as "no summary"
                 if isinstance(answer, EndpointUnreachableError):
                     raise answer
@@ -311,8 +347,15 @@ class Enricher:
 
         answers = self._guard(call)
         for entity_id, answer in zip(long, answers, strict=True):
-            if not isinstance(answer, LLMError) and answer.description.strip():
-                self.graph.set_description(entity_id, answer.description.strip())
+            # A failed or unusable summary keeps the merged descriptions as they are.
+            if isinstance(answer, LLMError):
+                self.rejections.add("summarize_description", _fallback_reason(answer))
+                continue
+            text = " ".join(answer.description.split())
+            if not text or len(text) > _MAX_SUMMARY_CHARS:
+                self.rejections.add("summarize_description", "empty or overlong summary")
+                continue
+            self.graph.set_description(entity_id, text)
 
     def _stored_candidates(self, vectors: np.ndarray) -> list[list[tuple[int, str, np.ndarray]]]:
         """Entities of earlier builds near each name: one Milvus search, one embedding call."""
@@ -372,8 +415,20 @@ def _type(value: str) -> str:
     return (value or "concept").strip().lower() or "concept"
 
 
-def _repair_range(start: int, end: int, lines: int) -> tuple[int, int]:
-    """Clamp a model's line range into the chunk and put it in order: never trust it as given."""
-    start = min(max(int(start), 1), lines)
-    end = min(max(int(end), 1), lines)
-    return (start, end) if start <= end else (end, start)
+def _unreachable(exc: BaseException) -> bool:
+    from core.llm.retry import EndpointUnreachableError
+
+    return isinstance(exc, EndpointUnreachableError)
+
+
+_HTTP = re.compile(r"HTTP \d{3}")
+
+
+def _fallback_reason(error: BaseException) -> str:
+    """A short, countable reason a chunk's (or a merge's) LLM step fell back."""
+    if isinstance(error, LLMOutputError):
+        return "no usable output after one repair"
+    if isinstance(error, LLMError):
+        status = _HTTP.search(str(error))
+        return f"request failed ({status.group(0)})" if status else "request failed"
+    return f"extraction failed ({type(error).__name__})"

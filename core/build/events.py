@@ -39,6 +39,8 @@ class BuildReport:
     chunks: int = 0
     questions: int = 0
     degraded: int = 0  # chunks whose extraction failed; still searchable by their text
+    fallbacks: dict[str, int] = field(default_factory=dict)  # why they failed -> how many
+    rejected: dict[str, int] = field(default_factory=dict)  # "role: what was dropped" -> count
     extract_seconds: float = 0.0  # time spent extracting knowledge (LLM calls or heuristics)
     seconds: float = 0.0
     stopped: str = ""  # why the build stopped early (an unreachable LLM), if it did
@@ -58,6 +60,8 @@ class BuildReport:
             "chunks": self.chunks,
             "questions": self.questions,
             "degraded": self.degraded,
+            "fallbacks": dict(self.fallbacks),
+            "rejected": dict(self.rejected),
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped or None,
         }

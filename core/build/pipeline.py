@@ -13,6 +13,7 @@ LLM concurrency, nor on where an interrupted build was resumed.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,7 +37,14 @@ from core.build.remove import remove_documents
 from core.build.sources import Unit, collect_files, count_units, iter_units
 from core.config import Settings
 from core.embed import Embedder
-from core.errors import LLMError, NotFoundError, ParseError, StoreError, ZhixingError
+from core.errors import (
+    LLMError,
+    NotFoundError,
+    ParseError,
+    StoreError,
+    ZhixingError,
+    internal_error,
+)
 from core.ingest import chunk_document
 from core.models import Chunk, KnowledgeBase, ParsedDocument
 from core.store import Catalog, VectorRecord, VectorStore
@@ -45,6 +53,8 @@ from core.store.catalog import JobBusy
 from core.store.graph import GraphStore
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
+
+log = logging.getLogger(__name__)
 
 _EVENT_INTERVAL_S = 0.25
 _MAX_INFLIGHT = 3
@@ -305,6 +315,10 @@ class _Run:
         except ParseError as exc:
             self._fail(unit, str(exc), previous)
             return
+        except Exception as exc:  # a reader's or chunker's bug costs this document, not the build
+            log.debug("reading %s failed", unit.source, exc_info=True)
+            self._fail(unit, str(internal_error(exc, f"reading {unit.source}")), previous)
+            return
         self.report.warnings.extend(doc.warnings)
         if previous:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
@@ -386,13 +400,26 @@ class _Run:
         )
         stage = "entity graph" if self.kb.mode == "graph" else "question index"
         self._event(stage, f"{len(batch)} chunks ({how})", force=True)
-        enriched = self.enricher.enrich([item for _, _, _, item in batch])
+        items = [item for _, _, _, item in batch]
+        try:
+            enriched = self.enricher.enrich(items)
+        except (ZhixingError, BuildCancelled):
+            raise
+        except Exception as exc:
+            log.debug("enriching a batch of %s failed", self.kb.name, exc_info=True)
+            titles = ", ".join(sorted({repr(i.title) for i in items})[:3])
+            raise internal_error(
+                exc, f"extracting knowledge from {titles} into {self.kb.name!r}"
+            ) from None
         rows = [(doc_id, "chunk", chunk_id, text) for doc_id, chunk_id, text, _ in batch]
         rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
         rows += [(0, "entity", eid, text) for eid, text in enriched.entities.items()]
         self.report.questions += len(enriched.questions)
         self.report.degraded += len(enriched.degraded)
-        self.p.graph.mark_degraded(enriched.degraded)
+        for chunk_id, reason in enriched.degraded.items():
+            self.report.fallbacks[reason] = self.report.fallbacks.get(reason, 0) + 1
+            self.p.graph.mark_degraded([chunk_id], reason)
+        self.report.rejected = self.enricher.rejections.snapshot()
         self.report.extract_seconds += enriched.extract_seconds
         self._event("indexing", f"embedding {len(rows)} texts", force=True)
         # An embedding endpoint that is away pauses the build too.

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.config import Settings
 from core.errors import LLMError, LLMOutputError
+from core.llm.boundary import Rejections, salvage
 from core.llm.cache import LLMCache, cache_key
 from core.llm.prompts import Role, estimate_tokens
 from core.llm.retry import (
@@ -102,12 +103,23 @@ class LLMClient:
             return self.settings.fast_model or self.settings.chat_model
         return self.settings.chat_model
 
-    def call(self, role: Role, variables: Mapping[str, object]) -> BaseModel:
-        """Run one role and return its validated output; raise LLMError or LLMOutputError."""
-        return self._run(self._prepare(role, variables))
+    def call(
+        self,
+        role: Role,
+        variables: Mapping[str, object],
+        rejections: Rejections | None = None,
+    ) -> BaseModel:
+        """Run one role and return its validated output; raise LLMError or LLMOutputError.
+
+        What had to be dropped from a careless reply to get there is counted in `rejections`.
+        """
+        return self._run(self._prepare(role, variables), rejections)
 
     def call_many(
-        self, role: Role, variables_list: Sequence[Mapping[str, object]]
+        self,
+        role: Role,
+        variables_list: Sequence[Mapping[str, object]],
+        rejections: Rejections | None = None,
     ) -> list[BaseModel | LLMError]:
         """Run a role over many inputs in parallel; failures come back in place, not raised."""
         # Rendering first means a template mistake raises before any request is sent.
@@ -123,7 +135,7 @@ class LLMClient:
                 self.stats.add("failures")
                 return down[0]
             try:
-                return self._run(item)
+                return self._run(item, rejections)
             except EndpointUnreachableError as exc:
                 down.append(exc)
                 return exc
@@ -174,7 +186,7 @@ class LLMClient:
         key = cache_key(model, f"{role.system}\n\n{user}", schema)
         return _Prepared(role=role, model=model, system=role.system, user=user, key=key)
 
-    def _run(self, item: _Prepared) -> BaseModel:
+    def _run(self, item: _Prepared, rejections: Rejections | None = None) -> BaseModel:
         if self.cache is not None and (hit := self.cache.get(item.key)) is not None:
             try:
                 result = item.role.schema.model_validate(hit)
@@ -184,7 +196,7 @@ class LLMClient:
                 self.stats.add("cache_hits")
                 return result
         try:
-            result = self._generate(item)
+            result = self._generate(item, rejections)
         except LLMError:
             self.stats.add("failures")
             raise
@@ -192,9 +204,9 @@ class LLMClient:
             self.cache.put(item.key, item.model, result.model_dump(mode="json"))
         return result
 
-    def _generate(self, item: _Prepared) -> BaseModel:
+    def _generate(self, item: _Prepared, rejections: Rejections | None) -> BaseModel:
         messages: list[BaseMessage] = [SystemMessage(item.system), HumanMessage(item.user)]
-        result, problem, reply = self._attempt(item, messages)
+        result, problem, reply = self._attempt(item, messages, rejections)
         if result is not None:
             return result
         self.stats.add("repairs")
@@ -205,7 +217,7 @@ class LLMClient:
             problem,
         )
         messages.append(HumanMessage(_repair_request(problem, reply)))
-        result, problem, _ = self._attempt(item, messages)
+        result, problem, _ = self._attempt(item, messages, rejections)
         if result is not None:
             return result
         raise LLMOutputError(
@@ -218,9 +230,14 @@ class LLMClient:
         )
 
     def _attempt(
-        self, item: _Prepared, messages: list[BaseMessage]
+        self, item: _Prepared, messages: list[BaseMessage], rejections: Rejections | None
     ) -> tuple[BaseModel | None, str, str]:
-        """Send one request (with transient retries): (validated output | None, problem, reply)."""
+        """Send one request (with transient retries): (validated output | None, problem, reply).
+
+        A reply the structured parser refuses is salvaged (core.llm.boundary): what validates
+        is kept, what does not is counted in `rejections`; only a reply with nothing usable
+        asks for a repair.
+        """
         runnable = self._runnable(item.model, item.role.schema)
 
         def send() -> dict[str, Any]:
@@ -242,17 +259,34 @@ class LLMClient:
                 model=item.model,
                 secret=self.settings.openai_api_key,
             ) from None  # the SDK's error may quote the server, and a server may echo the key
+        except Exception as exc:
+            # langchain builds its message objects from the reply and refuses some (tool call
+            # arguments that are a list, not an object): a reply problem like any other.
+            log.debug(
+                "%s reply from %s could not be read", item.role.name, item.model, exc_info=True
+            )
+            return None, f"the reply could not be read ({_describe(exc)})", ""
         raw = out.get("raw")
         reply = _reply_text(raw) if isinstance(raw, AIMessage) else ""
-        if out.get("parsing_error") is not None:
-            return None, _describe(out["parsing_error"]), reply
         parsed = out.get("parsed")
-        if parsed is None:
-            return None, "the reply contained no structured output", reply
-        try:
-            return item.role.schema.model_validate(parsed), "", reply
-        except ValidationError as exc:
-            return None, _describe(exc), reply
+        if out.get("parsing_error") is not None:
+            problem = _describe(out["parsing_error"])
+        elif parsed is None:
+            problem = "the reply contained no structured output"
+        else:
+            try:
+                return item.role.schema.model_validate(parsed), "", reply
+            except ValidationError as exc:
+                problem = _describe(exc)
+        source = parsed if isinstance(parsed, dict) and out.get("parsing_error") is None else reply
+        result, dropped = salvage(item.role.schema, source)
+        if result is None:
+            return None, problem, reply
+        self.stats.add("salvaged")
+        log.info("%s output from %s was salvaged (%s)", item.role.name, item.model, problem)
+        if rejections is not None:
+            rejections.extend(item.role.name, dropped)
+        return result, "", reply
 
     def invoke_tools(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]]) -> Any:
         """One chat turn on the chat model with these tools bound (OpenAI function specs).
@@ -277,6 +311,16 @@ class LLMClient:
                     attempts=self._policy.max_attempts,
                     model=self.settings.chat_model,
                     secret=self.settings.openai_api_key,
+                ) from None
+            except Exception as exc:  # a reply langchain cannot turn into a message
+                self.stats.add("failures")
+                log.debug("tool-calling reply could not be read", exc_info=True)
+                raise LLMOutputError(
+                    redact(
+                        f"The model {self.settings.chat_model!r} at {self.shown_url} answered a"
+                        f" tool-calling turn in a form that could not be read: {_describe(exc)}.",
+                        self.settings.openai_api_key,
+                    )
                 ) from None
 
     def _tool_model(self, key: tuple[str, ...], tools: Sequence[Mapping[str, Any]]) -> Runnable:

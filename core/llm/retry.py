@@ -24,6 +24,8 @@ from core.errors import LLMError
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "EndpointFailingError",
+    "EndpointRefusedError",
     "EndpointUnreachableError",
     "LLMStats",
     "RetryPolicy",
@@ -54,6 +56,17 @@ class EndpointUnreachableError(LLMError):
     pauses on this and goes on when the endpoint is back (core/build/pause.py)."""
 
 
+class EndpointRefusedError(LLMError):
+    """The endpoint refuses this kind of request whatever it holds: the credentials, the model
+    name or the structured-output method is wrong. Nothing is gained by trying other inputs."""
+
+
+class EndpointFailingError(LLMError):
+    """The endpoint kept failing one request (HTTP 500 and the like) after every retry. Alone it
+    costs that item its LLM step; when every request of a batch fails so, the endpoint is taken
+    as away."""
+
+
 @dataclass
 class LLMStats:
     """Counters of one client, safe to update from many threads."""
@@ -61,6 +74,7 @@ class LLMStats:
     calls: int = 0  # HTTP requests sent, retries and repairs included
     cache_hits: int = 0
     repairs: int = 0
+    salvaged: int = 0  # replies the parser refused but core.llm.boundary could read in part
     retries: int = 0
     failures: int = 0  # calls that ended in an LLMError
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -172,6 +186,8 @@ def endpoint_error(
                 f"The LLM endpoint at {url} kept answering HTTP 429 (rate limited) after"
                 f" {attempts} attempt(s); lower ZHIXING_LLM_CONCURRENCY or try again later."
             )
+            # Rate limited past every retry: wait it out like an outage.
+            return EndpointUnreachableError(redact(message, secret))
         elif code in _AWAY_STATUS:
             message = (
                 f"The LLM endpoint at {url} kept answering HTTP {code} (unavailable) after"
@@ -183,21 +199,25 @@ def endpoint_error(
                 f"The LLM endpoint at {url} kept failing with HTTP {code} after {attempts}"
                 f" attempt(s){detail}."
             )
+            return EndpointFailingError(redact(message, secret))
         elif code in (401, 403):
             message = (
                 f"The LLM endpoint at {url} rejected the credentials (HTTP {code}); check"
                 " OPENAI_API_KEY."
             )
+            return EndpointRefusedError(redact(message, secret))
         elif code == 404:
             message = (
                 f"The LLM endpoint at {url} answered HTTP 404 for model {model!r}{detail};"
                 " check the model name and that OPENAI_BASE_URL ends in /v1."
             )
+            return EndpointRefusedError(redact(message, secret))
         elif code in (400, 422) and re.search(r"response_format|json_schema|tool", detail, re.I):
             message = (
                 f"The LLM endpoint at {url} refused the structured-output request (HTTP {code})"
                 f"{detail}; set ZHIXING_STRUCTURED_OUTPUT to function_calling or json_mode."
             )
+            return EndpointRefusedError(redact(message, secret))
         else:
             message = f"The LLM endpoint at {url} refused the request with HTTP {code}{detail}."
         return LLMError(redact(message, secret))

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from core.llm.boundary import tidy, tidy_list
 from core.llm.prompts import Role
 from core.search.terms import key_terms, split_query
 
-__all__ = ["REWRITE", "QueryRewrites", "rewrite_queries"]
+__all__ = ["REWRITE", "QueryRewrites", "clean_rewrites", "rewrite_queries"]
 
 
 class QueryRewrites(BaseModel):
@@ -72,7 +73,16 @@ def rewrite_queries(questions: Sequence[str], llm: object | None) -> list[QueryR
         if not isinstance(answer, QueryRewrites):  # an LLMError, or the wrong shape
             out.append(offline_rewrites(question))
             continue
-        answer.hypothetical_answer = answer.hypothetical_answer[:100]
-        answer.sub_questions = [s for s in answer.sub_questions if s.strip()][:5]
-        out.append(answer)
+        out.append(clean_rewrites(answer))
     return out
+
+
+def clean_rewrites(answer: QueryRewrites) -> QueryRewrites:
+    """The usable part of a model's rewrites: short, distinct, single-line texts (an overlong
+    field is dropped, not searched)."""
+    return QueryRewrites(
+        hypothetical_answer=tidy(answer.hypothetical_answer, 1000)[:100],
+        sub_questions=tidy_list(answer.sub_questions, limit=300, max_items=5),
+        generalization=tidy(answer.generalization, 300),
+        keywords=tidy_list(answer.keywords, limit=60, max_items=12),
+    )

@@ -9,13 +9,14 @@ not contain the answer give exactly `NOT_FOUND_ZH` or `NOT_FOUND_EN`, by the que
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.errors import LLMOutputError
+from core.errors import LLMError, LLMOutputError
 from core.llm.prompts import ROLES, GroundedAnswer
 from core.models import Hit
 
@@ -41,6 +42,9 @@ MAX_SENTENCES = 6
 # (a hit on password storage shares "Java" with a question on Java logging) is about something
 # else. Requiring all of them would reject real answers that word one term differently.
 COVERAGE_THRESHOLD = 0.5
+log = logging.getLogger(__name__)
+
+_MAX_ANSWER_CHARS = 8000  # a grounded answer longer than this is not concise, it is a dump
 _SENTENCE_CHARS = 300  # a longer "sentence" (a table row, a run-on list) is cut for display
 _HEADING_CHARS = 16  # sentences shorter than this lose ties: they are mostly headings
 _HIT_CHARS = 2000  # per hit in the prompt; chunks are bounded already, this is a guard
@@ -142,8 +146,10 @@ def grounded_answer(
     if llm is not None:
         try:
             return _llm_answer(question, hits, llm, max_citations)
-        except LLMOutputError:
-            pass  # the model answered twice in the wrong shape: the extractive answer still works
+        except LLMError as exc:
+            # A reply in the wrong shape twice, an answer with no text or no valid citation,
+            # or an endpoint that failed: the extractive answer still works.
+            log.info("The grounded answer falls back to the extractive one: %s", exc)
     return _extractive_answer(question, hits, aspects, max_citations)
 
 
@@ -411,11 +417,13 @@ def _llm_answer(question: str, hits: Sequence[Hit], llm: LLMClient, max_citation
     assert isinstance(reply, GroundedAnswer)
     if not reply.found:
         return not_found(question)
+    if not reply.answer.strip() or len(reply.answer) > _MAX_ANSWER_CHARS:
+        raise LLMOutputError("The model said it found the answer but gave no usable text.")
     valid = range(1, len(hits) + 1)
     inline = [int(n) for group in _MARKER.findall(reply.answer) for n in re.split(r"[,，]", group)]
     order = [n for n in dict.fromkeys([*inline, *reply.cited]) if n in valid][:max_citations]
-    if not order:
-        return not_found(question)
+    if not order:  # an answer that cites no hit it was given is not grounded
+        raise LLMOutputError("The model's answer cites none of the hits it was given.")
     renumber = {old: new for new, old in enumerate(order, start=1)}
 
     def rewrite(match: re.Match[str]) -> str:

@@ -99,9 +99,16 @@ class UserStore:
         return [_user(r) for r in self.catalog._rows("SELECT * FROM users ORDER BY name")]
 
     def remove(self, name: str) -> bool:
+        """Remove a user and their memberships, except where they were a knowledge base's only
+        member: that row stays, so the knowledge base stays restricted (to admins, until an
+        admin changes its members) instead of opening to everyone."""
         with self.catalog.transaction():
             cursor = self.catalog.db.execute("DELETE FROM users WHERE name = ?", (name,))
-            self.catalog.db.execute("DELETE FROM kb_members WHERE user_name = ?", (name,))
+            self.catalog.db.execute(
+                "DELETE FROM kb_members WHERE user_name = ? AND kb_id IN (SELECT kb_id FROM"
+                " kb_members GROUP BY kb_id HAVING COUNT(*) > 1)",
+                (name,),
+            )
             return cursor.rowcount > 0
 
     def count(self, *, with_password: bool = False) -> int:
