@@ -56,15 +56,32 @@ def mode_captions(files: Any) -> list[str]:
         st.session_state["build-estimate"] = {key: costs}
     if not costs:
         return [f"{MODE_HELP[m]} {T.MODE_ONLINE_UNKNOWN}" for m in MODES]
-    return [
-        f"{MODE_HELP[m]} "
-        + T.MODE_ONLINE_COST.format(
-            calls=costs[m].get("calls", 0),
-            cached=costs[m].get("cached", 0),
-            tokens=costs[m].get("tokens", 0),
+    return [f"{MODE_HELP[m]} {cost_text(costs[m])}" for m in MODES]
+
+
+# The breakdown's wording; it belongs with the others in app/strings/build.py.
+ROLES_COST = (
+    "其中分块抽取 {chunk} 次，实体合并确认约 {same} 次，描述摘要约 {summaries} 次（{basis}）。"
+)
+ROLES_BASIS = {"history": "按本知识库已有的构建估计", "default": "按基准语料的平均比例估计"}
+
+
+def cost_text(cost: dict[str, Any]) -> str:
+    """One mode's estimate: calls and tokens, and in graph mode the calls per role."""
+    text = T.MODE_ONLINE_COST.format(
+        calls=cost.get("calls", 0),
+        cached=cost.get("cached", 0),
+        tokens=f"{cost.get('prompt_tokens', 0) + cost.get('completion_tokens', 0):,}",
+    )
+    roles = cost.get("by_role") or {}
+    if roles.get("same_entity") or roles.get("summarize_description"):
+        text += ROLES_COST.format(
+            chunk=roles.get("chunk_knowledge", 0),
+            same=roles.get("same_entity", 0),
+            summaries=roles.get("summarize_description", 0),
+            basis=ROLES_BASIS.get(cost.get("basis", ""), ""),
         )
-        for m in MODES
-    ]
+    return text
 
 
 def create_form() -> None:

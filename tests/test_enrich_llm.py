@@ -54,7 +54,10 @@ def test_each_mode_costs_one_call_per_chunk_and_a_rebuild_costs_none(
     with _service(tmp_path, fake, embedder) as svc:
         svc.create_kb("kb", mode=mode)
         estimate = svc.estimate("kb", [corpus])
-        assert estimate["calls"] == estimate["chunks"] == 6 and estimate["cached"] == 0
+        assert (
+            estimate["by_role"]["chunk_knowledge"] == estimate["chunks"] == 6
+            and estimate["cached"] == 0
+        )
         assert estimate["prompt_tokens"] > 0 and fake.chat_count == 0  # estimating is free
         report = svc.add("kb", [corpus])
         assert report.ok and report.chunks == 6 and report.questions > 0

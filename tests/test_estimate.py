@@ -1,0 +1,150 @@
+"""The pre-build estimate counts every LLM role a graph build calls, not one call per chunk.
+
+Built against the fake OpenAI server on a small corpus whose entity names repeat across chunks
+(some in a variant spelling close enough to merge), each entity described by the line naming it,
+so a graph build confirms merges (`same_entity`) and summarizes long descriptions
+(`summarize_description`) besides the one extraction per chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.llm import ROLES
+from core.service import KnowledgeService
+from tests.fake_openai import _NUMBERED, FakeOpenAI, _prompt_text, _schema_of, default_responder
+
+FAST = {"timeout_s": 2.0, "max_attempts": 3, "backoff_s": 0.01}
+ROLE_OF_SCHEMA = {role.schema.__name__: name for name, role in ROLES.items()}
+ROLE_NAMES = ("chunk_knowledge", "same_entity", "summarize_description")
+
+NAMES = [
+    "Content Security Policy",
+    "Cross Site Scripting",
+    "Output Encoding",
+    "Prepared Statements",
+    "Input Validation",
+]
+# From the sixth page on, the second name of a page is sometimes spelled differently.
+VARIANTS = {
+    "Cross Site Scripting": "Cross Site Scripting Attacks",
+    "Output Encoding": "Output Encodings",
+    "Input Validation": "Input Validations",
+}
+PLACES = [
+    "login", "search", "profile", "checkout", "upload", "admin",
+    "report", "billing", "export", "comment", "invite", "settings",
+]  # fmt: skip
+WHY = [
+    "because reviewers found gaps there",
+    "since the last audit flagged it",
+    "as the threat model requires",
+    "so that attackers gain nothing",
+    "which the release checklist demands",
+    "after an incident showed the risk",
+]
+
+
+def contextual(body: dict) -> dict:
+    """The fake's default answer, each entity described by the first line that names it."""
+    answer = default_responder(body)
+    if answer.get("entities"):
+        lines = [t.strip() for _, t in _NUMBERED.findall(_prompt_text(body)) if t.strip()]
+        for entity in answer["entities"]:
+            found = next((x for x in lines if entity["name"] in x), "")
+            entity["description"] = found or entity["description"]
+    return answer
+
+
+def _pages(path: Path, numbers: range) -> Path:
+    rows = []
+    for i in numbers:
+        first, second = NAMES[i % 5], NAMES[(i + 2) % 5]
+        if i >= 5:
+            second = VARIANTS.get(second, second)
+        place, why = PLACES[i % len(PLACES)], WHY[i % len(WHY)]
+        text = (
+            f"{first} protects the {place} page of the application against injected markup,"
+            f" {why}, and the team keeps it on in every environment.\n"
+            f"{second} applies wherever the {place} page echoes data back to a browser, {why},"
+            " with tests that prove the defence still holds."
+        )
+        rows.append(json.dumps({"id": f"p{i}", "title": f"{place} page", "text": text}))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _made(fake: FakeOpenAI) -> Counter:
+    return Counter(ROLE_OF_SCHEMA.get(_schema_of(b)[0], "other") for b in fake.bodies())
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI(contextual) as server:
+        yield server
+
+
+@pytest.fixture
+def svc(tmp_path, fake, embedder):
+    settings = Settings(
+        home=tmp_path / "home",
+        openai_base_url=fake.url,
+        openai_api_key="sk-test",
+        llm_concurrency=4,
+        embed_batch=32,
+        parse_workers=1,
+    )
+    with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as service:
+        yield service
+
+
+def test_a_graph_estimate_counts_merges_and_summaries_and_is_close(tmp_path, fake, svc):
+    corpus = _pages(tmp_path / "pages.jsonl", range(12))
+    svc.create_kb("kb", mode="graph")
+    estimate = svc.estimate("kb", [corpus])
+    assert set(estimate["by_role"]) == set(ROLE_NAMES) and estimate["basis"] == "default"
+    assert estimate["by_role"]["chunk_knowledge"] == estimate["chunks"] == 12
+    assert estimate["calls"] == sum(estimate["by_role"].values())
+    assert estimate["by_role"]["same_entity"] > 0 and estimate["by_role"]["summarize_description"]
+    assert fake.chat_count == 0  # estimating is free
+
+    assert svc.add("kb", [corpus]).ok
+    made = _made(fake)
+    assert made["chunk_knowledge"] == 12  # the corpus does need the extra roles:
+    assert made["same_entity"] > 0 and made["summarize_description"] > 0
+    actual = sum(made.values())
+    # One call per chunk (12 of 19) would be 37% short; the estimate has to be within 25%.
+    assert abs(estimate["calls"] - actual) <= 0.25 * actual, (estimate["by_role"], made)
+    assert estimate["prompt_tokens"] > svc.estimate("kb", [])["prompt_tokens"] == 0
+
+    again = svc.estimate("kb", [corpus])  # nothing left to build: no graph calls either
+    assert again["calls"] == 0 and set(again["by_role"].values()) == {0}
+
+
+def test_a_second_add_is_estimated_from_the_knowledge_bases_own_history(tmp_path, fake, svc):
+    svc.create_kb("kb", mode="graph")
+    assert svc.add("kb", [_pages(tmp_path / "first.jsonl", range(12))]).ok
+    more = _pages(tmp_path / "second.jsonl", range(12, 20))
+    estimate = svc.estimate("kb", [more])
+    assert estimate["basis"] == "history" and estimate["chunks"] == 8
+    fake.reset()
+    assert svc.add("kb", [more]).ok
+    made = _made(fake)
+    actual = sum(made.values())
+    # The long descriptions of the first add are summarized again as the new pages name them.
+    assert made["summarize_description"] > 0 and actual > 8
+    assert estimate["calls"] > 8
+    assert abs(estimate["calls"] - actual) <= 0.3 * actual, (estimate["by_role"], made)
+
+
+def test_an_index_estimate_has_no_graph_calls(tmp_path, svc):
+    svc.create_kb("kb", mode="index")
+    estimate = svc.estimate("kb", [_pages(tmp_path / "pages.jsonl", range(12))])
+    assert estimate["calls"] == estimate["chunks"] == estimate["by_role"]["chunk_knowledge"] == 12
+    assert estimate["by_role"]["same_entity"] == estimate["by_role"]["summarize_description"] == 0
+    assert estimate["basis"] == "none"
