@@ -12,9 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app.strings import shell as T
-from core.auth import LOCAL, User, authenticate, is_loopback
 from core.errors import AccessError
-from core.service import KnowledgeService
+from core.service import LOCAL, KnowledgeService, User, is_loopback
 
 __all__ = ["current_user", "login_required", "require_login", "sign_out"]
 
@@ -40,14 +39,11 @@ def current_user(service: KnowledgeService) -> User | None:
         if not st.user.get("is_logged_in", False):
             return None
         identity = str(st.user.get("email") or st.user.get("sub") or "")
-        stored = service.users.get(identity)
-        return User(identity, stored.role if stored else OIDC_DEFAULT_ROLE)
-    name = st.session_state.get(USER_KEY)
-    stored = service.users.get(name) if name else None
-    if stored is None or not stored.password_hash:
+        return service.identity_user(identity, OIDC_DEFAULT_ROLE)
+    user = service.session_user(st.session_state.get(USER_KEY) or "")
+    if user is None:
         st.session_state.pop(USER_KEY, None)
-        return None
-    return User(stored.name, stored.role)
+    return user
 
 
 def require_login(service: KnowledgeService) -> User:
@@ -70,7 +66,7 @@ def _login_form(service: KnowledgeService) -> None:
         if st.button(T.LOGIN_OIDC_BUTTON, type="primary", key="login-oidc"):
             st.login()
         return
-    if not service.users.count(with_password=True):
+    if not service.password_logins():
         st.error(T.LOGIN_NO_USERS)
         return
     with st.form("login"):
@@ -79,9 +75,9 @@ def _login_form(service: KnowledgeService) -> None:
         submitted = st.form_submit_button(T.LOGIN_BUTTON, type="primary")
     if submitted:
         try:
-            user = authenticate(
-                service.users, name, password, client=str(st.context.ip_address or "")
-            )
+            address = st.context.ip_address  # None without a client (and not a str under test)
+            client = address if isinstance(address, str) else ""
+            user = service.sign_in(name, password, client=client)
         except AccessError as exc:
             st.error(str(exc))
         else:

@@ -20,7 +20,7 @@ from app.strings import shell as T  # noqa: E402
 from app.widgets import inert, sidebar  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.errors import ZhixingError, internal_error  # noqa: E402
-from core.logs import debug_log  # noqa: E402
+from core.service import debug_log  # noqa: E402
 
 log = logging.getLogger("app.main")
 

@@ -116,6 +116,8 @@ class RoundsView:
         node = event.get("node")
         n = int(event.get("round") or self._round or 1)
         if node == "plan":
+            if event.get("resolved"):  # a follow-up, read with the earlier turns
+                self._parent.caption(inert(T.RESOLVED.format(question=event["resolved"])))
             self._open(n).markdown(T.ROUND_ASPECTS.format(aspects=_listed(event["aspects"])))
         elif node == "refine":
             if not event.get("queries"):

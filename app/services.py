@@ -8,8 +8,7 @@ import streamlit as st
 
 from app.jobs import build_jobs
 from core.config import Settings
-from core.embed import Embedder, make_embedder
-from core.service import KnowledgeService
+from core.service import Embedder, KnowledgeService, make_embedder
 
 # Held while the shared service is swapped, and while a new one opens: Milvus Lite lets one
 # client open its file, so a page run asking for the service mid-swap waits for the old to close.
@@ -27,7 +26,7 @@ def embedder() -> Embedder:
 def knowledge_service() -> KnowledgeService:
     """One service per server process: Milvus Lite lets only one process open its file."""
     with _swap_lock:
-        return KnowledgeService(Settings.from_env(), embedder=embedder())
+        return KnowledgeService(Settings.from_env(), embedder=embedder(), jobs=build_jobs())
 
 
 def reload_when_idle(service: KnowledgeService) -> bool:
@@ -51,7 +50,7 @@ def reload_when_idle(service: KnowledgeService) -> bool:
             embedder.clear()
             service.close()
 
-    return build_jobs().when_idle(swap)
+    return service.when_builds_idle(swap)
 
 
 ACTOR_KEY = "zhixing-actor"  # the User the login gate found for this session's current run

@@ -10,8 +10,7 @@ import streamlit as st
 
 from app.strings import settings as T
 from app.widgets import guarded
-from core.auth import ROLES
-from core.service import KnowledgeService
+from core.service import ROLES, KnowledgeService
 
 __all__ = ["users_section"]
 

@@ -11,9 +11,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from app.strings import shell as T
-from core.build import ProgressEvent
 from core.errors import ZhixingError
-from core.service import KnowledgeService
+from core.service import KnowledgeService, ProgressEvent
 
 R = TypeVar("R")
 
@@ -49,14 +48,12 @@ def sidebar(service: KnowledgeService) -> None:
     settings = service.settings
     with st.sidebar:
         st.subheader(T.SIDEBAR_KBS)
-        kbs = service.list_kbs()
+        kbs = service.kb_overview()
         if not kbs:
             st.caption(T.SIDEBAR_NO_KB)
-        for kb in kbs:
-            documents, chunks = service.catalog.kb_counts(kb.id)
-            st.caption(
-                inert(T.SIDEBAR_KB_LINE.format(name=kb.name, documents=documents, chunks=chunks))
-            )
+        for s in kbs:
+            line = T.SIDEBAR_KB_LINE.format(name=s.kb.name, documents=s.documents, chunks=s.chunks)
+            st.caption(inert(line))
         st.subheader(T.SIDEBAR_LLM)
         if settings.llm_configured:
             st.caption(

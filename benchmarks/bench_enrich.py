@@ -137,7 +137,7 @@ def bench_offline_graph(embedder: BuiltinEmbedder) -> dict | None:
             report = svc.add("owasp", [folder])
             wall = time.perf_counter() - start
             stats = svc.graph_stats("owasp")
-            linked = svc.catalog.db.execute(
+            linked = svc._catalog.db.execute(
                 "SELECT COUNT(*) FROM entities e WHERE EXISTS (SELECT 1 FROM relations r"
                 " WHERE r.source_id = e.id OR r.target_id = e.id)"
             ).fetchone()[0]

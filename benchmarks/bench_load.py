@@ -86,7 +86,7 @@ def ensure_kb(svc: KnowledgeService, corpus: Path) -> dict:
 def wait_indexed(svc: KnowledgeService) -> float:
     """Wait for Milvus's background indexing; return the seconds waited (timeout is fatal)."""
     start = time.perf_counter()
-    if not svc.vectors.wait_until_indexed(svc.embedder.dimension, timeout_s=600):
+    if not svc._vectors.wait_until_indexed(svc.embedder.dimension, timeout_s=600):
         raise SystemExit("Milvus did not finish indexing within 600 s; the figures would be wrong.")
     return time.perf_counter() - start
 
@@ -421,7 +421,7 @@ def main() -> None:
     with KnowledgeService(settings, embedder=embedder) as svc:
         if svc.llm is not None:
             raise SystemExit("An LLM is configured; this benchmark measures the offline mode.")
-        svc.vectors.ensure_collection(embedder.dimension)  # load the reopened collection
+        svc._vectors.ensure_collection(embedder.dimension)  # load the reopened collection
         # The search rows first, then ask, and the rows with a build last: a cancelled and
         # deleted build leaves tombstones in the collection that could slow later rows.
         plan = [("search", c, None) for c in counts]

@@ -86,7 +86,7 @@ def bench_llm_ask(corpus: Path, questions: list[str], latency: float, embedder) 
         with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
             svc.create_kb("kb")
             svc.add("kb", [corpus])
-            svc.vectors.wait_until_indexed(embedder.dimension)
+            svc._vectors.wait_until_indexed(embedder.dimension)
         with FakeOpenAI(latency_s=latency, responder=model) as fake:
             settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="bench")
             llm = LLMClient(settings, None)
@@ -139,7 +139,7 @@ def bench_offline(corpus: Path, questions: list[str], embedder) -> list[dict]:  
             svc.create_kb("kb", mode="graph")
             svc.add("kb", [corpus])
             # Milvus indexes the flushed rows in the background: wait for the indexes first.
-            svc.vectors.wait_until_indexed(embedder.dimension)
+            svc._vectors.wait_until_indexed(embedder.dimension)
             after_build = _time_searches(svc, questions)
         with KnowledgeService(settings, embedder=embedder) as svc:
             search_ms = _time_searches(svc, questions)

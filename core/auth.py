@@ -10,7 +10,10 @@ Three roles, each with everything the one before it may do:
 The rules are checked in `core` (KnowledgeService raises AccessError), so hiding a button in
 the app is a courtesy, not the protection. Passwords are hashed with scrypt (hashlib, RFC 7914
 parameters n=2**14, r=8, p=1) with a random salt per user; the plain password is never stored.
-Failed logins are rate-limited per user name and per client address.
+Failed logins are rate-limited per client address, and per user name from that address: a
+client that fails a name's password locks that name for itself only, so nobody can lock another
+user out by failing on purpose. A generous ceiling per name from all clients together still
+bounds guessing from many addresses.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from core.errors import AccessError, ConfigError
 from core.store.users import UserStore
 
 __all__ = [
+    "ACCOUNT_MAX_FAILURES",
     "ACTIONS",
     "LOCAL",
     "MAX_FAILURES",
@@ -49,7 +53,12 @@ ACTIONS = {
     "build": "editor",
     "admin": "admin",
 }
+# Failed logins allowed in the window, per (name, client) and per client (many names tried).
 MAX_FAILURES = 5
+# ... and per name from all clients together. Without a ceiling, an attacker with many
+# addresses (an IPv6 /64 is 2**64 of them) could guess without bound; set high so that locking
+# a name out takes 20 addresses and more, against one before.
+ACCOUNT_MAX_FAILURES = 100
 FAILURE_WINDOW_S = 15 * 60
 MIN_PASSWORD = 8
 
@@ -142,8 +151,8 @@ def verify_password(password: str, encoded: str) -> bool:
     return hmac.compare_digest(actual, expected)
 
 
-# A hash checked when the user does not exist, so that a wrong name costs the same time as a
-# wrong password (no user-name oracle).
+# A hash checked when the user has none (no such user, or OIDC only), so that a wrong name costs
+# the same time as a wrong password (no user-name oracle).
 _DUMMY_HASH = "$".join(
     ["scrypt", str(_SCRYPT["n"]), "8", "1", "AAAAAAAAAAAAAAAAAAAAAA==", "A" * 86 + "=="]
 )
@@ -156,22 +165,27 @@ def authenticate(
     now = time.time() if now is None else now
     name = name.strip()
     since = now - FAILURE_WINDOW_S
-    for recent in (
-        store.failures_since(since, name=name) if name else [],
-        store.failures_since(since, client=client) if client else [],
+    for recent, limit in (
+        (store.failures_since(since, name=name, client=client) if name else [], MAX_FAILURES),
+        (store.failures_since(since, client=client) if client else [], MAX_FAILURES),
+        (store.failures_since(since, name=name) if name else [], ACCOUNT_MAX_FAILURES),
     ):
-        if len(recent) >= MAX_FAILURES:
-            wait = max(1, round((recent[-MAX_FAILURES] + FAILURE_WINDOW_S - now) / 60))
+        if len(recent) >= limit:
+            wait = max(1, round((recent[-limit] + FAILURE_WINDOW_S - now) / 60))
             raise LoginThrottledError(
                 f"Too many failed logins; try again in {wait} minute(s) or ask an admin."
             )
     stored = store.get(name) if name else None
-    ok = verify_password(password, stored.password_hash if stored else _DUMMY_HASH)
-    if not (ok and stored and stored.password_hash):
+    # A name without a hash (unknown, or a user who signs in through OIDC only) is checked
+    # against the dummy: every failure then costs one scrypt, and the time tells nothing.
+    encoded = stored.password_hash if stored else ""
+    ok = verify_password(password, encoded or _DUMMY_HASH) and bool(encoded)
+    if not ok or stored is None:
         store.record_failure(name, client)
         store.audit(name or "?", "login.failed", "", {"client": client})
         raise AccessError("Wrong user name or password.")
-    store.clear_failures(name)
+    # Only this client's failures go: other clients' still count towards the name's ceiling.
+    store.clear_failures(name, client)
     store.audit(stored.name, "login", "", {"client": client})
     return User(stored.name, stored.role)
 

@@ -165,7 +165,7 @@ def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         rows = []
         for kb in svc.list_kbs():
-            documents, chunks = svc.catalog.kb_counts(kb.id)
+            documents, chunks = svc._catalog.kb_counts(kb.id)
             rows.append(
                 {
                     "name": kb.name,

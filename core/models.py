@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Chunk", "Hit", "KnowledgeBase", "Page", "ParsedDocument", "StoredDocument"]
+__all__ = [
+    "Chunk",
+    "ChunkRef",
+    "Conversation",
+    "EntityDetails",
+    "EntityRelation",
+    "GraphNodeView",
+    "GraphView",
+    "Hit",
+    "KnowledgeBase",
+    "KnowledgeBaseSummary",
+    "Page",
+    "ParsedDocument",
+    "StoredDocument",
+    "Turn",
+]
 
 BUILD_MODES = ("graph", "index")
 
@@ -90,3 +105,93 @@ class Hit:
     line_start: int = 1
     line_end: int = 1
     kb: str = ""
+
+
+@dataclass(frozen=True)
+class KnowledgeBaseSummary:
+    """A knowledge base with its counts, as the pages list it."""
+
+    kb: KnowledgeBase
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One user's conversation with the agent: a LangGraph thread (its id) and its turns."""
+
+    id: str
+    owner: str
+    title: str
+    created_at: float
+    updated_at: float
+    turns: int = 0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One question (or task) of a conversation with what came back: `answer` is
+    `Answer.to_json()` for a question and `TaskResult.to_json()` for a task."""
+
+    id: int
+    kind: str  # ask | task
+    question: str
+    kbs: tuple[str, ...]
+    answer: dict
+    trace: list
+    started_at: float
+
+
+@dataclass(frozen=True)
+class EntityRelation:
+    type: str
+    outgoing: bool  # from this entity to `other`
+    other: str  # the other end's name
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """Where an entity is mentioned: a chunk, its document and position, and its text."""
+
+    chunk_id: int
+    document: str  # "title (source)", or the source when the title says nothing more
+    ordinal: int  # 1-based chunk number within the document
+    page: int
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class EntityDetails:
+    id: int
+    name: str
+    type: str
+    description: str
+    aliases: tuple[str, ...]
+    attributes: dict
+    relations: tuple[EntityRelation, ...]
+    chunks: tuple[ChunkRef, ...]  # the first few
+    total_chunks: int
+
+
+@dataclass(frozen=True)
+class GraphNodeView:
+    id: int
+    name: str
+    type: str
+    degree: int
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """What the graph page draws: the nodes shown (ranked), the sandboxed HTML that draws them,
+    how many matching nodes the cap left out, and the searched entities (`seeds`)."""
+
+    nodes: tuple[GraphNodeView, ...]
+    edges: int
+    html: str  # a document for `st.iframe`: the graph runs in a sandbox with no same-origin
+    left_out: int
+    seeds: tuple[int, ...]
+    entities: int  # in the whole knowledge base
+    relations: int
+    types: tuple[str, ...]  # every entity type of the knowledge base

@@ -1,27 +1,53 @@
-"""The knowledge service: the one object the CLI and the app talk to.
+"""The knowledge service: the one object the CLI and the app talk to, and their only door
+into the knowledge.
 
-It owns the catalog, the vector store, the embedder, the build pipeline and the search engine
-of one Zhixing home, and speaks in knowledge-base names; everything below it speaks in ids.
+It owns the catalog, the vector store, the graph, the users, the run log, the conversations'
+checkpointer, the build pipeline and the search engine of one Zhixing home — all private —
+and speaks in knowledge-base names; everything below it speaks in ids. Every public method
+checks what the acting user may do and see (`as_user`); pages and app/ import nothing from
+core but this module, core.models, core.errors and core.config (tests/test_layers.py), so
+whatever a page shows has passed those checks. The types a page needs from elsewhere in core
+are re-exported here.
 """
 
 from __future__ import annotations
 
 import copy
+import shutil
+import sqlite3
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from core.agent.workspace import ARCHIVE_SUFFIXES
 from core.agentic import AgentContext, AgenticResult, run_agentic
-from core.auth import LOCAL, User
-from core.build import BuildPipeline, BuildReport, ProgressSink, remove_documents
+from core.agentic.memory import open_checkpointer
+from core.auth import LOCAL, ROLES, User, is_loopback
+from core.build import BuildPipeline, BuildReport, ProgressEvent, ProgressSink, remove_documents
+from core.build.background import BuildJobs, JobBusyError, JobView, LogLine
 from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
 from core.llm.tracing import disable_tracing
-from core.models import Hit, KnowledgeBase, StoredDocument
-from core.search import DEFAULT_STRATEGIES, SearchEngine
+from core.logs import debug_log
+from core.models import (
+    ChunkRef,
+    Conversation,
+    EntityDetails,
+    EntityRelation,
+    GraphNodeView,
+    GraphView,
+    Hit,
+    KnowledgeBase,
+    KnowledgeBaseSummary,
+    StoredDocument,
+    Turn,
+)
+from core.search import DEFAULT_STRATEGIES, STRATEGIES, SearchEngine
 from core.search.summary import Answer, grounded_answer
 from core.service_access import AccessControl
 from core.store import Catalog, VectorStore
@@ -29,7 +55,26 @@ from core.store.graph import GraphStore
 from core.store.runs import RunStore
 from core.store.users import UserStore
 
-__all__ = ["KnowledgeService"]
+__all__ = [
+    "ARCHIVE_SUFFIXES",
+    "LOCAL",
+    "ROLES",
+    "STRATEGIES",
+    "BuildJobs",
+    "BuildReport",
+    "Embedder",
+    "JobBusyError",
+    "JobView",
+    "KnowledgeService",
+    "LogLine",
+    "ProgressEvent",
+    "User",
+    "debug_log",
+    "is_loopback",
+    "make_embedder",
+]
+
+MAX_ENTITY_CHUNKS = 20  # chunks shown under one entity; the rest are counted
 
 
 class KnowledgeService(AccessControl):
@@ -43,9 +88,12 @@ class KnowledgeService(AccessControl):
         embedder: Embedder | None = None,
         llm: object | None = None,
         llm_options: Mapping[str, Any] | None = None,
+        jobs: BuildJobs | None = None,
     ) -> None:
         """`llm` replaces the client the settings would make; `llm_options` (timeout_s,
-        max_attempts, backoff_s) tune the one they make."""
+        max_attempts, backoff_s) tune the one they make. `jobs` is the process's registry of
+        background builds when it outlives this service (the app's); else the service has
+        its own."""
         self.settings = settings
         disable_tracing()
         try:
@@ -55,27 +103,39 @@ class KnowledgeService(AccessControl):
                 f"The Zhixing home {settings.home} cannot be created ({exc.strerror or exc}); "
                 "set ZHIXING_HOME to a folder this user may write."
             ) from exc
-        self.catalog = Catalog(settings.catalog_path)
+        self._catalog = Catalog(settings.catalog_path)
         self.actor: User = LOCAL
-        self.users = UserStore(self.catalog)
-        self.graph = GraphStore(self.catalog)
-        self.llm = llm if llm is not None else _make_llm(settings, self.catalog, llm_options)
+        self._users = UserStore(self._catalog)
+        self._graph = GraphStore(self._catalog)
+        self.llm = llm if llm is not None else _make_llm(settings, self._catalog, llm_options)
         self.embedder = embedder or make_embedder(settings)
         try:
-            self.vectors = VectorStore(settings.resolved_milvus_uri, settings.milvus_token)
+            self._vectors = VectorStore(settings.resolved_milvus_uri, settings.milvus_token)
         except ZhixingError:
-            self.catalog.close()
+            self._catalog.close()
             raise
-        self.pipeline = BuildPipeline(
-            self.catalog, self.vectors, self.embedder, settings, graph=self.graph, llm=self.llm
+        self._pipeline = BuildPipeline(
+            self._catalog, self._vectors, self.embedder, settings, graph=self._graph, llm=self.llm
         )
-        self.engine = SearchEngine(
-            self.catalog, self.vectors, self.embedder, self.graph, llm=self.llm
+        self._engine = SearchEngine(
+            self._catalog, self._vectors, self.embedder, self._graph, llm=self.llm
         )
+        self._jobs = jobs if jobs is not None else BuildJobs()
+        # Opened on first use (a read-only home still searches), shared by every view.
+        self._conversations = _Conversations(self._catalog, settings.home / "conversations.sqlite")
+
+    @property
+    def _runs(self) -> RunStore:
+        return self._conversations.runs
+
+    @property
+    def _memory(self) -> Any:
+        return self._conversations.memory
 
     def close(self) -> None:
-        self.vectors.close()
-        self.catalog.close()
+        self._conversations.close()
+        self._vectors.close()
+        self._catalog.close()
 
     def as_user(self, user: User) -> KnowledgeService:
         """This service acting for `user`: the same stores, that user's rights (a cheap view;
@@ -96,7 +156,8 @@ class KnowledgeService(AccessControl):
         self, name: str, *, mode: str = "index", tags: Sequence[str] = (), description: str = ""
     ) -> KnowledgeBase:
         self.actor.require("build", "create knowledge bases")
-        kb = self.catalog.create_kb(
+        self.check_name_free(name)
+        kb = self._catalog.create_kb(
             name,
             mode=mode,
             tags=tags,
@@ -109,12 +170,26 @@ class KnowledgeService(AccessControl):
 
     def list_kbs(self) -> list[KnowledgeBase]:
         """The knowledge bases the actor may see."""
-        restricted = self.users.restricted()
-        return [kb for kb in self.catalog.list_kbs() if self._visible(kb, restricted)]
+        restricted = self._users.restricted()
+        return [kb for kb in self._catalog.list_kbs() if self._visible(kb, restricted)]
+
+    def kb_overview(self) -> list[KnowledgeBaseSummary]:
+        """The visible knowledge bases with their document and chunk counts."""
+        return [KnowledgeBaseSummary(kb, *self._catalog.kb_counts(kb.id)) for kb in self.list_kbs()]
+
+    def check_name_free(self, name: str) -> None:
+        """Raise unless a new knowledge base may take `name`. A name taken by a knowledge base
+        the actor may not see is refused without saying that it exists."""
+        existing = self._catalog.find_kb(name.strip())
+        if existing is None:
+            return
+        if self._visible(existing, self._users.restricted()):
+            raise StoreError(f"A knowledge base named {existing.name!r} already exists.")
+        raise StoreError(f"The name {name.strip()!r} cannot be used; choose another.")
 
     def kb(self, name: str) -> KnowledgeBase:
-        kb = self.catalog.get_kb(name)
-        if not self._visible(kb, self.users.restricted()):
+        kb = self._catalog.get_kb(name)
+        if not self._visible(kb, self._users.restricted()):
             raise AccessError(
                 f"{kb.name!r} is restricted to its members and {self.actor.name} is not one; "
                 "ask an admin."
@@ -124,12 +199,12 @@ class KnowledgeService(AccessControl):
     def delete_kb(self, name: str) -> None:
         """Delete a knowledge base everywhere: its vectors first, then every catalog row."""
         kb = self.kb(name)
-        if not (self.actor.can("build") and not self.catalog.kb_counts(kb.id)[0]):
+        if not (self.actor.can("build") and not self._catalog.kb_counts(kb.id)[0]):
             # An editor may undo a create (no documents yet); anything more is an admin's.
             self.actor.require("admin", "delete knowledge bases")
-        self.vectors.delete(kb.dimension, kb=kb.id)
-        self.vectors.flush(kb.dimension)
-        self.catalog.delete_kb(kb.id)
+        self._vectors.delete(kb.dimension, kb=kb.id)
+        self._vectors.flush(kb.dimension)
+        self._catalog.delete_kb(kb.id)
         self._audit("kb.delete", kb.name)
 
     def export_kb(self, name: str, path: Path) -> dict[str, Any]:
@@ -148,6 +223,80 @@ class KnowledgeService(AccessControl):
         self._audit("kb.import", summary["name"], file=str(path), source=summary["source"])
         return summary
 
+    # --- background builds -----------------------------------------------------------------
+
+    def start_build(
+        self, name: str, uploads: Sequence[tuple[str, bytes]] = (), paths: Sequence[Path] = ()
+    ) -> JobView:
+        """Add uploads (name, content) and paths to a knowledge base in the background; the
+        uploads are staged under server-made names (core/build/background.py)."""
+        self.actor.require("build", "add documents")
+        self.kb(name)
+        return self._jobs.start(self, name, uploads, paths)
+
+    def jobs(self) -> list[JobView]:
+        """The background builds of the knowledge bases the actor may see, newest first."""
+        visible = {kb.name for kb in self.list_kbs()}
+        return [job for job in self._jobs.list() if job.kb in visible]
+
+    def job(self, job_id: str) -> JobView | None:
+        """One visible job, or None (a job of a hidden knowledge base reads as no job)."""
+        job = self._jobs.get(job_id)
+        return job if job is not None and job.kb in {kb.name for kb in self.list_kbs()} else None
+
+    def build_running(self, name: str) -> JobView | None:
+        return self._jobs.running(self.kb(name).name)
+
+    def cancel_job(self, job_id: str) -> None:
+        """Ask a build to stop after its current document: an editor's right on that base."""
+        self._jobs.cancel(self._own_job(job_id, "cancel builds").id)
+
+    def dismiss_job(self, job_id: str) -> None:
+        """Drop a finished build from the list."""
+        self._jobs.forget(self._own_job(job_id, "dismiss builds").id)
+
+    def check_idle(self, name: str) -> None:
+        """Raise JobBusyError when the knowledge base has a build running."""
+        self._jobs.check_idle(self.kb(name).name)
+
+    def resume_builds(self) -> list[JobView]:
+        """Restart, in the background, the builds a kill of the server interrupted."""
+        self.actor.require("build", "add documents")
+        return self._jobs.resume_interrupted(self)
+
+    def interrupted_builds(self) -> list[tuple[Any, str]]:
+        """The interrupted builds' job records with their knowledge bases' names."""
+        self.actor.require("build", "add documents")
+        return [
+            (record, self._catalog.kb_by_id(record.kb_id).name)
+            for record in self._pipeline.interrupted_jobs()
+        ]
+
+    def estimate_uploads(
+        self, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
+    ) -> dict[str, dict[str, Any]] | None:
+        """The LLM cost of building uploads into a new knowledge base in each mode (None offline)."""
+        from core.build.background import estimate
+
+        self.actor.require("build", "add documents")
+        return estimate(self, uploads, modes)
+
+    def estimate_new(self, mode: str, paths: Sequence[Path]) -> dict[str, Any] | None:
+        """The LLM cost of building paths into a knowledge base not created yet."""
+        self.actor.require("build", "add documents")
+        return self._pipeline.estimate(KnowledgeBase(id=-1, name="new", mode=mode), paths)
+
+    def when_builds_idle(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` once no build runs (now, or when the last one ends)."""
+        return self._jobs.when_idle(callback)
+
+    def _own_job(self, job_id: str, what: str) -> JobView:
+        job = self.job(job_id)
+        if job is None:
+            raise NotFoundError("There is no such build job; it may have been dismissed.")
+        self.actor.require("build", what)
+        return job
+
     # --- documents -------------------------------------------------------------------------
 
     def add(
@@ -162,7 +311,7 @@ class KnowledgeService(AccessControl):
         self._check_embedder(kb)
         files = [Path(p).name for p in paths]
         try:
-            report = self.pipeline.add(kb, [Path(p) for p in paths], on_event, cancel)
+            report = self._pipeline.add(kb, [Path(p) for p in paths], on_event, cancel)
         except ZhixingError as exc:
             self._audit("documents.add", kb.name, files=files, error=str(exc))
             raise
@@ -179,18 +328,18 @@ class KnowledgeService(AccessControl):
     def estimate(self, name: str, paths: Sequence[Path]) -> dict[str, Any] | None:
         """The LLM cost of adding these paths (None offline): calls, cached, tokens, model."""
         self.actor.require("build", "add documents")
-        return self.pipeline.estimate(self.kb(name), [Path(p) for p in paths])
+        return self._pipeline.estimate(self.kb(name), [Path(p) for p in paths])
 
     def documents(self, name: str) -> list[StoredDocument]:
-        return self.catalog.list_documents(self.kb(name).id)
+        return self._catalog.list_documents(self.kb(name).id)
 
     def remove(self, name: str, document: str) -> StoredDocument:
         """Remove one document and every trace of it (chunks, vectors)."""
         self.actor.require("build", "remove documents")
         kb = self.kb(name)
-        doc = self.catalog.find_document(kb.id, document)
+        doc = self._catalog.find_document(kb.id, document)
         if doc is None:
-            known = [d.source for d in self.catalog.list_documents(kb.id)]
+            known = [d.source for d in self._catalog.list_documents(kb.id)]
             hint = (
                 f" Documents: {', '.join(known[:10])}{' …' if len(known) > 10 else ''}."
                 if known
@@ -198,7 +347,7 @@ class KnowledgeService(AccessControl):
             )
             raise NotFoundError(f"{name!r} has no document named {document!r}.{hint}")
         remove_documents(
-            self.catalog, self.vectors, kb, [doc.id], graph=self.graph, embedder=self.embedder
+            self._catalog, self._vectors, kb, [doc.id], graph=self._graph, embedder=self.embedder
         )
         self._audit("documents.remove", kb.name, document=doc.source)
         return doc
@@ -214,7 +363,7 @@ class KnowledgeService(AccessControl):
         """Finish the builds a kill or a lost LLM endpoint interrupted (of `name`, or all)."""
         self.actor.require("build", "add documents")
         kb = self.kb(name) if name is not None else None
-        reports = self.pipeline.resume_interrupted(
+        reports = self._pipeline.resume_interrupted(
             kb, job_id=job_id, on_event=on_event, cancel=cancel
         )
         for report in reports:
@@ -246,7 +395,7 @@ class KnowledgeService(AccessControl):
         kbs = self.scope(names)
         for kb in kbs:
             self._check_embedder(kb)
-        return self.engine.search(query, kbs, top_k=top_k, strategies=strategies)
+        return self._engine.search(query, kbs, top_k=top_k, strategies=strategies)
 
     def search_many(
         self,
@@ -259,7 +408,7 @@ class KnowledgeService(AccessControl):
         kbs = self.scope(names)
         for kb in kbs:
             self._check_embedder(kb)
-        return self.engine.search_many(queries, kbs, top_k=top_k, strategies=strategies)
+        return self._engine.search_many(queries, kbs, top_k=top_k, strategies=strategies)
 
     def summarize(self, question: str, hits: Sequence[Hit]) -> Answer:
         """A grounded answer from these hits only, with citations, or the not-found sentence."""
@@ -273,31 +422,77 @@ class KnowledgeService(AccessControl):
         max_rounds: int = 3,
         top_k: int = 10,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        conversation: str | None = None,
     ) -> AgenticResult:
-        """Answer a question with the agentic loop (DESIGN §6); the run and its trace are stored."""
+        """Answer a question with the agentic loop (DESIGN §6); the run and its trace are stored
+        as the actor's. In one of the actor's conversations the question is read with the
+        earlier turns ("and for level 3?"), through the conversation's LangGraph thread."""
         if not question.strip():
             raise ZhixingError("The question is empty.")
+        thread = self._runs.conversation(conversation, self.actor.name).id if conversation else None
         kbs = self.scope(names)
         for kb in kbs:
             self._check_embedder(kb)
         context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
         started = time.time()
-        result = run_agentic(question, context, on_event)
-        RunStore(self.catalog).save(
+        result = run_agentic(
+            question,
+            context,
+            on_event,
+            checkpointer=self._memory if thread else None,
+            thread=thread,
+        )
+        self._runs.save(
             question,
             [kb.name for kb in kbs],
             result.answer.to_json(),
             result.events,
             started_at=started,
+            owner=self.actor.name,
+            conversation=thread,
         )
         return result
+
+    # --- conversations -----------------------------------------------------------------------
+
+    def new_conversation(self, title: str = "") -> Conversation:
+        """A new conversation of the actor's (its id is the agents' LangGraph thread)."""
+        return self._runs.new_conversation(self.actor.name, title)
+
+    def conversations(self, limit: int = 30) -> list[Conversation]:
+        """The actor's own conversations, the latest first; nobody sees another's."""
+        return self._runs.conversations(self.actor.name, limit)
+
+    def turns(self, conversation: str, limit: int = 50) -> tuple[list[Turn], int]:
+        """The turns of one of the actor's conversations, oldest first, and how many are
+        withheld because they searched a knowledge base the actor may no longer see."""
+        thread = self._runs.conversation(conversation, self.actor.name).id
+        visible = {kb.name for kb in self.list_kbs()}
+        shown: list[Turn] = []
+        hidden = 0
+        for run in self._runs.turns(thread, limit):
+            if not set(run["kbs"]) <= visible:
+                hidden += 1
+                continue
+            shown.append(
+                Turn(
+                    id=run["id"],
+                    kind=run["kind"],
+                    question=run["question"],
+                    kbs=tuple(run["kbs"]),
+                    answer=run["answer"],
+                    trace=run["trace"],
+                    started_at=run["started_at"],
+                )
+            )
+        return shown, hidden
 
     def _agent_context(
         self, kbs: Sequence[KnowledgeBase], *, top_k: int, max_rounds: int
     ) -> AgentContext:
         """The agentic loop's dependencies over these knowledge bases (ask and task research)."""
         return AgentContext(
-            retrieve=lambda queries, rewrites: self.engine.search_many(
+            retrieve=lambda queries, rewrites: self._engine.search_many(
                 queries, kbs, top_k=top_k, rewrites=rewrites
             ),
             answer=lambda q, evidence, aspects: grounded_answer(
@@ -306,6 +501,8 @@ class KnowledgeService(AccessControl):
             llm=self.llm,
             neighbours=lambda terms: self._neighbour_names(kbs, terms),
             max_rounds=max_rounds,
+            kbs=[kb.name for kb in kbs],
+            visible=[kb.name for kb in self.list_kbs()],
         )
 
     def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
@@ -315,17 +512,123 @@ class KnowledgeService(AccessControl):
         names: list[str] = []
         for kb in kbs:
             seeds = [
-                e for t in terms for e in self.graph.find_entities(kb.id, normalize_entity_name(t))
+                e for t in terms for e in self._graph.find_entities(kb.id, normalize_entity_name(t))
             ]
             if seeds:
-                nodes, _ = self.graph.neighbourhood(kb.id, seeds, 1, limit=12)
-                names += [e.name for e in self.graph.entities([n for n in nodes if n not in seeds])]
+                nodes, _ = self._graph.neighbourhood(kb.id, seeds, 1, limit=12)
+                names += [
+                    e.name for e in self._graph.entities([n for n in nodes if n not in seeds])
+                ]
         return list(dict.fromkeys(names))
 
     # --- graph -----------------------------------------------------------------------------
 
     def graph_stats(self, name: str) -> dict[str, Any]:
-        return self.graph.stats(self.kb(name).id)
+        return self._graph.stats(self.kb(name).id)
+
+    def graph_view(
+        self,
+        name: str,
+        *,
+        query: str = "",
+        hops: int = 1,
+        types: Sequence[str] = (),
+        min_degree: int = 0,
+        cap: int = 300,
+    ) -> GraphView:
+        """What the graph page draws: the `cap` best-connected entities of the given types and
+        degree, or the `hops`-neighbourhood of the entity `query` names; drawn as HTML that runs
+        in a sandbox with no same-origin (core/viz.py)."""
+        from core.enrich import normalize_entity_name
+        from core.viz import GraphEdge, GraphNode, render_graph
+
+        kb = self.kb(name)
+        stats = self._graph.stats(kb.id)
+        graph = self._graph
+        seeds = graph.find_entities(kb.id, normalize_entity_name(query)) if query.strip() else []
+        left_out = 0
+        if seeds:
+            ids, _ = graph.neighbourhood(kb.id, seeds, hops, limit=cap)
+            degree = graph.degrees(ids)
+            kinds = {e.id: e.type for e in graph.entities(ids)}
+            ids = [
+                i
+                for i in ids
+                if i in seeds or ((not types or kinds[i] in types) and degree[i] >= min_degree)
+            ]
+        else:  # no search, or an unknown name: the whole graph (the page says which)
+            ranked, total = graph.ranked_entities(
+                kb.id, types=list(types), min_degree=min_degree, limit=cap
+            )
+            ids, left_out = [i for i, _ in ranked], total - len(ranked)
+        degree = graph.degrees(ids)
+        entities = {e.id: e for e in graph.entities(ids)}
+        relations = graph.relations_among(list(entities))
+        html = ""
+        if entities:
+            html = render_graph(
+                [
+                    GraphNode(i, e.name, e.type, degree[i], e.description)
+                    for i, e in entities.items()
+                ],
+                [GraphEdge(r.source, r.target, r.type, r.description) for r in relations],
+                highlight=seeds,
+            ).embed
+        order = sorted(entities, key=lambda i: (i not in seeds, -degree[i], entities[i].name))
+        return GraphView(
+            nodes=tuple(
+                GraphNodeView(i, entities[i].name, entities[i].type, degree[i]) for i in order
+            ),
+            edges=len(relations),
+            html=html,
+            left_out=left_out,
+            seeds=tuple(seeds),
+            entities=int(stats["entities"]),
+            relations=int(stats["relations"]),
+            types=tuple(stats["types"]),
+        )
+
+    def entity(self, name: str, entity_id: int) -> EntityDetails:
+        """One entity of a knowledge base with its relations and the chunks that mention it."""
+        kb = self.kb(name)
+        if not self._graph.in_kb(kb.id, [entity_id]):
+            raise NotFoundError(f"{kb.name!r} has no such entity.")
+        (entity,) = self._graph.entities([entity_id])
+        relations = self._graph.relations_of(entity.id)
+        other = {r.id: r.target if r.source == entity.id else r.source for r in relations}
+        names = {e.id: e.name for e in self._graph.entities(sorted(set(other.values())))}
+        shown = entity.chunks[:MAX_ENTITY_CHUNKS]
+        rows = self._catalog.chunks_by_id(shown)
+        chunks = []
+        for chunk_id in shown:
+            c = rows.get(chunk_id)
+            if c is None or c["kb_id"] != kb.id:
+                continue
+            titled = c["title"] and c["title"] != c["source"]
+            chunks.append(
+                ChunkRef(
+                    chunk_id=chunk_id,
+                    document=f"{c['title']} ({c['source']})" if titled else c["source"],
+                    ordinal=c["ordinal"] + 1,
+                    page=c["page_start"] or 0,
+                    line=c["line_start"] or 0,
+                    text=c["text"],
+                )
+            )
+        return EntityDetails(
+            id=entity.id,
+            name=entity.name,
+            type=entity.type,
+            description=entity.description,
+            aliases=tuple(entity.aliases),
+            attributes=dict(entity.attributes),
+            relations=tuple(
+                EntityRelation(r.type, r.source == entity.id, names.get(other[r.id], "?"))
+                for r in relations
+            ),
+            chunks=tuple(chunks),
+            total_chunks=len(entity.chunks),
+        )
 
     def neighbourhood(
         self, name: str, entity: str, *, hops: int = 1, limit: int = 60
@@ -335,10 +638,10 @@ class KnowledgeService(AccessControl):
         from core.enrich import normalize_entity_name
 
         kb = self.kb(name)
-        seeds = self.graph.find_entities(kb.id, normalize_entity_name(entity))
+        seeds = self._graph.find_entities(kb.id, normalize_entity_name(entity))
         if not seeds:
             raise NotFoundError(f"{name!r} has no entity named {entity!r}.")
-        node_ids, edges = self.graph.neighbourhood(kb.id, seeds, hops, limit=limit)
+        node_ids, edges = self._graph.neighbourhood(kb.id, seeds, hops, limit=limit)
         nodes = [
             {
                 "id": e.id,
@@ -348,7 +651,7 @@ class KnowledgeService(AccessControl):
                 "aliases": e.aliases,
                 "chunks": e.chunks,
             }
-            for e in self.graph.entities(node_ids)
+            for e in self._graph.entities(node_ids)
         ]
         return {
             "nodes": nodes,
@@ -374,28 +677,58 @@ class KnowledgeService(AccessControl):
         names: Sequence[str] | None,
         *,
         workspace: Path | Any | None = None,
+        upload: tuple[str, bytes] | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
         max_rounds: int = 2,
         top_k: int = 8,
+        conversation: str | None = None,
     ) -> Any:
         """Carry out a task with the task agent (DESIGN §7) and return its `TaskResult`.
 
         `workspace` is a folder (used as it is), an archive (unpacked into a new folder under
         `$ZHIXING_HOME/runs`), a `Workspace`, or None (the task only consults the knowledge).
+        `upload` is an archive a client sent, (its name, its bytes): it is staged under a fresh
+        private folder by a name the server makes — the client's name only lends its suffix —
+        and, like an unpacked archive, removed when the run ends. In one of the actor's
+        conversations the run is stored there and researched with the earlier tasks in mind.
         """
-        from core.agent.configuration import TaskContext
-        from core.agent.graph import run_task
         from core.agent.workspace import Workspace, open_workspace
 
         if not task.strip():
             raise ZhixingError("The task is empty.")
+        thread = self._runs.conversation(conversation, self.actor.name).id if conversation else None
         kbs = self.scope(names)
         if not kbs:
             raise NotFoundError("There is no knowledge base yet; create one with `kb create`.")
         for kb in kbs:
             self._check_embedder(kb)
-        if workspace is not None and not isinstance(workspace, Workspace):
-            workspace = open_workspace(Path(workspace), self.settings.home / "runs")
+        runs_dir = self.settings.home / "runs"
+        with _private_folder(self.settings.home / "uploads") as staging:
+            if upload is not None:
+                workspace = _stage_archive(staging, *upload)
+            unpacked = None
+            if workspace is not None and not isinstance(workspace, Workspace):
+                workspace = open_workspace(Path(workspace), runs_dir)
+                if runs_dir.resolve() in workspace.root.parents:
+                    unpacked = workspace.root.parent  # this run's folder: removed at the end
+            try:
+                return self._run_task(task, kbs, workspace, on_event, max_rounds, top_k, thread)
+            finally:
+                if unpacked is not None:
+                    shutil.rmtree(unpacked, ignore_errors=True)
+
+    def _run_task(
+        self,
+        task: str,
+        kbs: Sequence[KnowledgeBase],
+        workspace: Any,
+        on_event: Callable[[dict[str, Any]], None] | None,
+        max_rounds: int,
+        top_k: int,
+        thread: str | None,
+    ) -> Any:
+        from core.agent.configuration import TaskContext
+        from core.agent.graph import run_task
 
         def research(text: str, sink: Callable[[dict[str, Any]], None] | None) -> AgenticResult:
             context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
@@ -404,13 +737,94 @@ class KnowledgeService(AccessControl):
         chat = self.llm if hasattr(self.llm, "invoke_tools") else None
         context = TaskContext(
             research=research,
-            search=lambda query, k: self.engine.search(query, kbs, top_k=k),
+            search=lambda query, k: self._engine.search(query, kbs, top_k=k),
             workspace=workspace,
             llm=self.llm,
             chat=chat,
             knowledge_bases=[kb.name for kb in kbs],
         )
-        return run_task(task, context, on_event)
+        started = time.time()
+        memory = self._memory if thread else None
+        # The task graph keeps its own thread beside the conversation's ask thread: two graphs
+        # never read each other's checkpoints.
+        tasks = f"{thread}:task" if thread else None
+        result = run_task(task, context, on_event, checkpointer=memory, thread=tasks)
+        if thread is not None:
+            self._runs.save(
+                task,
+                [kb.name for kb in kbs],
+                result.to_json(),
+                result.events,
+                started_at=started,
+                owner=self.actor.name,
+                conversation=thread,
+                kind="task",
+            )
+        return result
+
+
+class _Conversations:
+    """The run log and the agents' checkpointer, opened on first use by whichever view of the
+    service needs them first (both write: a read-only home that only searches never opens them)."""
+
+    def __init__(self, catalog: Catalog, path: Path) -> None:
+        self._catalog, self._path = catalog, path
+        self._lock = threading.Lock()
+        self._runs: RunStore | None = None
+        self._memory: Any = None
+
+    @property
+    def runs(self) -> RunStore:
+        with self._lock:
+            if self._runs is None:
+                try:
+                    self._runs = RunStore(self._catalog)
+                except sqlite3.Error as exc:
+                    raise StoreError(
+                        f"The run log in {self._path.parent} cannot be written ({exc}); make the"
+                        " Zhixing home writable, or set ZHIXING_HOME to a folder Zhixing may write."
+                    ) from exc
+            return self._runs
+
+    @property
+    def memory(self) -> Any:
+        with self._lock:
+            if self._memory is None:
+                self._memory = open_checkpointer(self._path)
+            return self._memory
+
+    def close(self) -> None:
+        with self._lock:
+            if self._memory is not None:
+                self._memory.conn.close()
+                self._memory = None
+
+
+@contextmanager
+def _private_folder(parent: Path) -> Iterator[Path]:
+    """A fresh folder only this user can read, removed with what is in it on the way out."""
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="run-", dir=parent))  # mode 0700
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stage_archive(folder: Path, name: str, content: bytes) -> Path:
+    """Save an uploaded archive under a name the server makes; the client's name lends only
+    its archive suffix (the unpacker reads the format from it) and never a path."""
+    base = PurePosixPath(str(name).replace("\\", "/")).name.lower()
+    suffix = next(
+        (s for s in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True) if base.endswith(s)), ""
+    )
+    if not suffix:
+        raise AccessError(
+            f"The workspace must be a {', '.join(ARCHIVE_SUFFIXES)} archive; got {base or 'a file with no name'!r}."
+        )
+    target = folder / f"workspace{suffix}"
+    target.write_bytes(content)
+    return target
 
 
 def _make_llm(

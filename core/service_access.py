@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.auth import User, check_role, check_user_name, hash_password
+from core.auth import User, authenticate, check_role, check_user_name, hash_password
 from core.config import Settings, load_saved, save_settings
 from core.errors import NotFoundError
 from core.models import KnowledgeBase
@@ -21,27 +21,52 @@ __all__ = ["AccessControl"]
 
 class AccessControl:
     actor: User
-    users: UserStore
+    _users: UserStore
     settings: Settings
+
+    # --- signing in (before there is an actor: the login gate's questions) ------------------
+
+    def sign_in(self, name: str, password: str, *, client: str = "") -> User:
+        """The built-in login: the user, or AccessError (throttled per client, core/auth.py)."""
+        return authenticate(self._users, name, password, client=client)
+
+    def session_user(self, name: str) -> User | None:
+        """The signed-in user of a session as stored now (a changed role or a removed user
+        takes effect at the next click); None when they can no longer sign in."""
+        stored = self._users.get(name) if name else None
+        if stored is None or not stored.password_hash:
+            return None
+        return User(stored.name, stored.role)
+
+    def identity_user(self, identity: str, default_role: str) -> User:
+        """A user the identity provider signed in: their stored role, or `default_role`."""
+        stored = self._users.get(identity)
+        return User(identity, stored.role if stored else check_role(default_role))
+
+    def password_logins(self) -> bool:
+        """Whether any user can sign in with a password."""
+        return bool(self._users.count(with_password=True))
+
+    # --- users and members -------------------------------------------------------------------
 
     def members(self, name: str) -> list[str]:
         """The users a knowledge base is restricted to; empty means every user sees it."""
-        return self.users.members(self.kb(name).id)
+        return self._users.members(self.kb(name).id)
 
     def restrict(self, name: str, users: Sequence[str]) -> list[str]:
         """Restrict a knowledge base to the named users (an empty list opens it to all)."""
         self.actor.require("admin", "change who may see a knowledge base")
         kb = self.kb(name)
         names = [check_user_name(u) for u in users if u.strip()]
-        unknown = [u for u in names if self.users.get(u) is None]
+        unknown = [u for u in names if self._users.get(u) is None]
         if unknown:
             raise NotFoundError(
                 f"There is no user named {', '.join(map(repr, unknown))}; add one with "
                 "`zhixing user add NAME --role viewer`."
             )
-        self.users.set_members(kb.id, names)
+        self._users.set_members(kb.id, names)
         self._audit("kb.restrict", kb.name, members=names)
-        return self.users.members(kb.id)
+        return self._users.members(kb.id)
 
     def authorize(self, action: str, name: str | None = None) -> None:
         """Raise AccessError unless the actor may do `action` (read, build, admin) — on the
@@ -56,22 +81,22 @@ class AccessControl:
         signs in only through the identity provider (OIDC)."""
         self.actor.require("admin", "manage users")
         name, role = check_user_name(name), check_role(role)
-        existed = self.users.get(name) is not None
-        self.users.put(name, role, hash_password(password) if password is not None else "")
+        existed = self._users.get(name) is not None
+        self._users.put(name, role, hash_password(password) if password is not None else "")
         self._audit("user.update" if existed else "user.add", name, role=role)
-        user = self.users.get(name)
+        user = self._users.get(name)
         assert user is not None
         return user
 
     def remove_user(self, name: str) -> None:
         self.actor.require("admin", "manage users")
-        if not self.users.remove(name):
+        if not self._users.remove(name):
             raise NotFoundError(f"There is no user named {name!r}.")
         self._audit("user.remove", name)
 
     def list_users(self) -> list[StoredUser]:
         self.actor.require("admin", "manage users")
-        return self.users.list()
+        return self._users.list()
 
     def save_settings(self, values: Mapping[str, str]) -> Settings:
         """Save the LLM and embedding settings of this home (they apply after a restart of
@@ -84,13 +109,20 @@ class AccessControl:
         self._audit("settings.change", "settings", keys=changed)
         return saved
 
+    def check_endpoint(self, candidate: Settings) -> Any:
+        """Try the LLM endpoint of candidate settings before they are saved (core/llm/check)."""
+        from core.llm.check import check_connection
+
+        self.actor.require("admin", "change settings")
+        return check_connection(candidate)
+
     def audit_log(self, limit: int = 200) -> list[AuditEntry]:
         self.actor.require("admin", "read the audit log")
-        return self.users.audit_log(limit)
+        return self._users.audit_log(limit)
 
     def _visible(self, kb: KnowledgeBase, restricted: Mapping[int, set[str]]) -> bool:
         members = restricted.get(kb.id)
         return not members or self.actor.role == "admin" or self.actor.name in members
 
     def _audit(self, action: str, target: str, **detail: Any) -> None:
-        self.users.audit(self.actor.name, action, target, detail)
+        self._users.audit(self.actor.name, action, target, detail)

@@ -10,7 +10,13 @@ shown otherwise: they reach the page only as JSON inside the script block (pyvis
 with Jinja's `tojson`, which escapes `<`, `>`, `&` and `'`, so `</script>` in a name cannot end the
 block, and `render_graph` refuses a page where the data holds a raw `<` or `>`), vis-network 9
 draws labels on the canvas and sets a string tooltip with `innerText`, never as HTML; the legend
-is HTML-escaped.
+is HTML-escaped. When a tooltip holds the letters `href`, pyvis swaps in its own popup that sets
+the title as `innerHTML`; that branch is cut out after rendering, and `render_graph` refuses a
+page whose script still writes anything but its fixed loading-bar text as HTML.
+
+`RenderedGraph.embed` wraps the page in an `<iframe sandbox="allow-scripts" srcdoc=...>`: st.iframe
+runs HTML with `allow-same-origin`, i.e. as the app's origin, so the graph's script runs one frame
+further in, with an opaque origin that can reach neither the app's DOM nor its cookies or storage.
 """
 
 from __future__ import annotations
@@ -66,6 +72,21 @@ _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECAS
 _OUTSIDE = re.compile(r"(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE)
 # The data lines pyvis's template writes: `nodes = new vis.DataSet([...]);`, one line each.
 _DATA_LINE = re.compile(r"^\s*(?:nodes|edges) = new vis\.DataSet\((.*)\);\s*$", re.MULTILINE)
+# pyvis's "custom popup" branch, emitted when a title holds `href`: from its comment to the end of
+# `function showPopup(...) {...}`, the one that does `popup.innerHTML = nodeData[0].title`.
+_POPUP_START = "// make a custom popup"
+_POPUP_LAST = "function showPopup("
+_SCRIPT = re.compile(r"<script\b[^>]*>(.*?)</script>", re.IGNORECASE | re.DOTALL)
+# Ways script can turn a string into markup.
+_HTML_SINK = re.compile(
+    r"\.(?:inner|outer)HTML\s*(?:\+?=(?!=))\s*([^;\n]*)|insertAdjacentHTML|document\.write"
+    r"|createContextualFragment|DOMParser|srcdoc",
+    re.IGNORECASE,
+)
+# The only ones the template may keep: the loading bar's percentage (graphs over 100 nodes).
+_FIXED_HTML = {"Math.round(widthFactor*100) + '%'", "'100%'"}
+# The graph's frame may run script, nothing else: no same-origin, forms, popups, modals, top nav.
+SANDBOX = "allow-scripts"
 
 
 @dataclass(frozen=True)
@@ -89,6 +110,22 @@ class GraphEdge:
 class RenderedGraph:
     html: str
     legend: list[tuple[str, str]]  # (entity type, colour), in the order the types first appear
+    height: int = 650  # CSS pixels the page is drawn for
+
+    @property
+    def embed(self) -> str:
+        """A script-free page holding `html` in a frame sandboxed without `allow-same-origin`.
+
+        Show it with `st.iframe(rendered.embed, height=rendered.height)`: an int height, since
+        `"content"` makes Streamlit append its own sizing script to the outer frame.
+        """
+        return (
+            '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
+            "html,body{margin:0;padding:0;overflow:hidden}"
+            f"iframe{{display:block;width:100%;height:{int(self.height)}px;border:0}}"
+            f'</style></head><body><iframe sandbox="{SANDBOX}" title="entity graph" '
+            f'srcdoc="{html.escape(self.html, quote=True)}"></iframe></body></html>'
+        )
 
 
 def type_colours(types: Iterable[str]) -> dict[str, str]:
@@ -143,12 +180,13 @@ def render_graph(
             )
     net.options = _OPTIONS
     legend = list(dict.fromkeys((n.type, colours[n.type]) for n in nodes))
-    return RenderedGraph(_offline(net.generate_html(), legend), legend)
+    return RenderedGraph(_offline(net.generate_html(), legend), legend, height)
 
 
 def _tooltip(node: GraphNode) -> str:
     # vis-network 9 sets a string title as innerText, never HTML (an HTML title would run a
-    # hostile name's markup), so newlines separate the lines and the CSS keeps them.
+    # hostile name's markup; pyvis's own popup would, see _without_custom_popup), so newlines
+    # separate the lines and the CSS keeps them.
     lines = [node.name, f"类型 type: {node.type}", f"度 degree: {node.degree}"]
     if node.description:
         lines.append(_wrap(node.description[:400]))
@@ -159,14 +197,59 @@ def _wrap(text: str, width: int = 60) -> str:
     return "\n".join(text[i : i + width] for i in range(0, len(text), width))
 
 
+# The page needs nothing but its own inline script and style (and vis-network's data: images):
+# a script that got in anyway could not send what it reads anywhere.
+_CSP = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+    'font-src data:">'
+)
+
+
 def _offline(page: str, legend: Sequence[tuple[str, str]]) -> str:
     page = _EMPTY_HEADING.sub("", _EXTERNAL_TAG.sub("", page))
+    page = _without_custom_popup(page)
     page = page.replace("<body>", "<body>" + _legend_html(legend), 1)
-    page = page.replace("</head>", f"<style>{_CSS}</style></head>", 1)
+    page = page.replace("</head>", f"{_CSP}<style>{_CSS}</style></head>", 1)
     if _OUTSIDE.search(page):
         raise RuntimeError("The graph HTML still loads something from the internet.")
     _check_data_is_inert(page)
+    _check_no_markup_from_data(page)
     return page
+
+
+def _after_data(page: str) -> int:
+    """Where the template's own code resumes after the data lines (names may hold anything)."""
+    return max((m.end() for m in _DATA_LINE.finditer(page)), default=0)
+
+
+def _without_custom_popup(page: str) -> str:
+    """Cut pyvis's href popup, so vis-network's own text tooltip shows every title.
+
+    The branch's CSS, which hides that tooltip, stays: `_CSS` shows it again.
+    """
+    start = page.find(_POPUP_START, _after_data(page))
+    if start < 0:
+        return page
+    last = page.find(_POPUP_LAST, start)
+    body = page.find("{", last) if last >= 0 else -1
+    depth = 0
+    for i in range(body, len(page)) if body >= 0 else ():
+        depth += {"{": 1, "}": -1}.get(page[i], 0)
+        if depth == 0:  # the template's code here holds no braces in strings or comments
+            return page[:start] + page[i + 1 :]
+    raise RuntimeError("pyvis's custom popup is not where expected; it would show titles as HTML.")
+
+
+def _check_no_markup_from_data(page: str) -> None:
+    """Refuse a page whose script may write anything but fixed text as HTML (a title, say)."""
+    code = _DATA_LINE.sub("", page)  # data is inert JSON (checked above), whatever its text
+    for script in _SCRIPT.findall(code):
+        for sink in _HTML_SINK.finditer(script):
+            if sink.group(1) is None or sink.group(1).strip() not in _FIXED_HTML:
+                raise RuntimeError(
+                    f"The graph HTML writes data as markup ({sink.group(0).strip()!r})."
+                )
 
 
 def _check_data_is_inert(page: str) -> None:
@@ -192,7 +275,8 @@ _CSS = (
     ".zx-type{margin-right:12px;white-space:nowrap}"
     ".zx-type i{display:inline-block;width:11px;height:11px;border-radius:50%;"
     "margin-right:4px;vertical-align:middle}"
-    "div.vis-tooltip{white-space:pre-wrap;max-width:480px}"
+    # display:block undoes the href branch's CSS that hides vis's tooltip (vis hides it by visibility).
+    "div.vis-tooltip{display:block;white-space:pre-wrap;max-width:480px}"
 )
 
 _OPTIONS = {

@@ -1,14 +1,18 @@
 """Agent (智能体): a chat whose every question runs the agentic loop, round by round, and
 tasks (DESIGN §7) that research the knowledge, re-plan, work through a workspace and report.
 
-The conversation is the run log (`RunStore`): every `ask` is stored with its answer and trace,
-so a reload replays it. "New conversation" moves a stored marker past the runs shown so far.
-The last task's report stays on the page (session state) until the next one.
+Each user has their own conversations (the service's `conversations`, `turns`): every question
+and task is stored in the current one with its answer or report and its trace, so a reload
+replays it, and a follow-up ("and for level 3?") is read with the earlier turns through the
+conversation's LangGraph thread. "New conversation" starts a new thread for this user alone;
+nobody sees, resumes or clears another's. A workspace archive goes to the service as bytes: it
+is staged under a name the server makes and removed when the run ends.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 
 import streamlit as st
@@ -17,14 +21,14 @@ from app.rounds import RoundsView, render_answer
 from app.services import session_service
 from app.strings import agent as T
 from app.tasks import TaskView, render_result
-from app.widgets import ROOT, empty_state, inert, kb_names, show_error
-from core.agent.workspace import ARCHIVE_SUFFIXES
-from core.store.runs import RunStore
+from app.widgets import ROOT, empty_state, guarded, inert, kb_names, show_error
+from core.models import Conversation, Turn
+from core.service import ARCHIVE_SUFFIXES, KnowledgeService
 
 SAMPLE_PROJECT = ROOT / "samples" / "springboot-shop"
 
-MARKER = "agent-conversation"
-HISTORY = 50  # runs replayed at most
+CURRENT = "agent-conversation"  # session key: the id of the conversation on the page
+HISTORY = 50  # turns replayed at most
 
 
 def parse_mentions(text: str, known: Sequence[str]) -> tuple[list[str], list[str], str]:
@@ -49,14 +53,50 @@ def parse_mentions(text: str, known: Sequence[str]) -> tuple[list[str], list[str
     return list(dict.fromkeys(found)), unknown, " ".join(question.split())
 
 
-def show_run(run: dict) -> None:
-    """One stored question and its answer, the rounds collapsed."""
+def show_turn(turn: Turn) -> None:
+    """One stored question (or task) and its answer (or report), the rounds collapsed."""
     with st.chat_message("user"):
-        st.markdown(inert(run["question"]))  # another user's words, maybe
-        st.caption(inert(T.SCOPE_NOTE.format(names="、".join(run["kbs"]))))
+        st.markdown(inert(turn.question))
+        st.caption(inert(T.SCOPE_NOTE.format(names="、".join(turn.kbs))))
     with st.chat_message("assistant"):
-        RoundsView(live=False).replay(run["trace"])
-        render_answer(run["answer"])
+        if turn.kind == "task":
+            render_result(turn.answer, key=f"turn-{turn.id}")
+        else:
+            RoundsView(live=False).replay(turn.trace)
+            render_answer(turn.answer)
+
+
+def conversation_picker(service: KnowledgeService, column) -> str | None:
+    """The user's conversations; the one picked (the latest on a fresh session), or None."""
+    mine = guarded(service.conversations) or []
+    ids = [c.id for c in mine]
+    if st.session_state.get(CURRENT) not in ids:
+        st.session_state[CURRENT] = ids[0] if ids else None
+    if not mine:
+        return None
+    by_id = {c.id: c for c in mine}
+    return column.selectbox(
+        T.CONVERSATION_LABEL, ids, format_func=lambda i: _label(by_id[i]), key=CURRENT
+    )
+
+
+def _label(c: Conversation) -> str:
+    when = time.strftime("%m-%d %H:%M", time.localtime(c.updated_at))
+    return T.CONVERSATION_OPTION.format(
+        title=c.title or T.CONVERSATION_UNTITLED, turns=c.turns, when=when
+    )
+
+
+def start_conversation() -> None:
+    """A new thread for this user alone (a button callback: before the page draws); an empty
+    conversation on the page is new enough already."""
+    mine = {c.id: c for c in guarded(service.conversations) or []}
+    shown = mine.get(st.session_state.get(CURRENT))
+    if shown is not None and not shown.turns:
+        return
+    made = guarded(service.new_conversation)
+    if made is not None:
+        st.session_state[CURRENT] = made.id
 
 
 service = session_service()
@@ -65,7 +105,6 @@ st.caption(T.CAPTION)
 if not empty_state(service):
     st.stop()
 
-runs = RunStore(service.catalog)
 names = kb_names(service)
 mode = (
     st.segmented_control(
@@ -74,24 +113,27 @@ mode = (
     or T.MODE_ASK
 )
 workspace = None
+upload = None  # sent to the service as bytes: it stages and removes them (server-made names)
 if mode == T.MODE_TASK:
     upload = st.file_uploader(
         T.WORKSPACE_UPLOAD, type=[s.lstrip(".") for s in ARCHIVE_SUFFIXES], key="agent-archive"
     )
     use_sample = st.checkbox(T.WORKSPACE_SAMPLE, value=upload is None, key="agent-sample")
-    if upload is not None:
-        staged = service.settings.home / "uploads" / "workspaces" / upload.name
-        staged.parent.mkdir(parents=True, exist_ok=True)
-        staged.write_bytes(upload.getvalue())
-        workspace = staged  # unpacked (after its entries are checked) into a per-run folder
-    elif use_sample:
+    if upload is None and use_sample:
         workspace = SAMPLE_PROJECT
-    else:
+    elif upload is None:
         st.caption(T.WORKSPACE_NONE)
+picker_col, new_col = st.columns([4, 1], vertical_alignment="bottom")
+current = conversation_picker(service, picker_col)
+new_col.button(T.NEW_CONVERSATION, key="agent-new", on_click=start_conversation)
 conversation = st.container()
-with conversation:
-    for run in runs.since(runs.marker(MARKER), HISTORY):
-        show_run(run)
+if current is not None:
+    turns, hidden = guarded(lambda: service.turns(current, HISTORY)) or ([], 0)
+    with conversation:
+        if hidden:
+            st.caption(T.HIDDEN_TURNS.format(n=hidden))
+        for turn in turns:
+            show_turn(turn)
 
 input_col, scope_col = st.columns([4, 1], vertical_alignment="bottom")
 scope = scope_col.multiselect(
@@ -101,17 +143,8 @@ scope = scope_col.multiselect(
     format_func=lambda name: T.SCOPE_ALL_LABEL if name == T.SCOPE_ALL else f"@{name}",
     key="agent-scope",
 )
-if scope_col.button(T.NEW_CONVERSATION, key="agent-new"):
-    runs.mark(MARKER)
-    st.rerun()
 placeholder = T.TASK_PLACEHOLDER if mode == T.MODE_TASK else T.CHAT_PLACEHOLDER
 message = input_col.chat_input(placeholder, key="agent-input")
-if mode == T.MODE_TASK and not message and "agent-task" in st.session_state:
-    with conversation:
-        with st.chat_message("user"):
-            st.markdown(inert(st.session_state["agent-task"]["task"]))
-        with st.chat_message("assistant"):
-            render_result(st.session_state["agent-task"], key="agent-task-last")
 
 if message:
     mentioned, unknown, question = parse_mentions(message, names)
@@ -130,6 +163,9 @@ if message:
     if not question:
         st.warning(T.EMPTY_QUESTION)
         st.stop()
+    if current is None:  # the first question of a fresh start opens the conversation
+        current = service.new_conversation().id
+        st.session_state[CURRENT] = current
     if mode == T.MODE_TASK:
         with conversation:
             with st.chat_message("user"):
@@ -137,14 +173,20 @@ if message:
             with st.chat_message("assistant"):
                 view = TaskView()
                 try:
-                    result = service.run_task(question, targets, workspace=workspace, on_event=view)
+                    result = service.run_task(
+                        question,
+                        targets,
+                        workspace=workspace,
+                        upload=(upload.name, upload.getvalue()) if upload is not None else None,
+                        on_event=view,
+                        conversation=current,
+                    )
                 except Exception as exc:  # the page's boundary: a sentence, never a traceback
                     view.close()
                     show_error(exc)
                 else:
                     view.close()
-                    st.session_state["agent-task"] = result.to_json()
-                    render_result(st.session_state["agent-task"], key="agent-task-new")
+                    render_result(result.to_json(), key="agent-task-new")
         st.stop()
     with conversation:
         with st.chat_message("user"):
@@ -152,7 +194,7 @@ if message:
         with st.chat_message("assistant"):
             view = RoundsView()
             try:
-                result = service.ask(question, targets, on_event=view)
+                result = service.ask(question, targets, on_event=view, conversation=current)
             except Exception as exc:  # the page's boundary: a sentence, never a traceback
                 view.close()
                 show_error(exc)

@@ -8,12 +8,12 @@ from typing import Any
 
 import streamlit as st
 
-from app.jobs import JobView, build_jobs, estimate
 from app.services import session_service
 from app.strings import build as T
 from app.strings import shell as SHELL
 from app.widgets import empty_state, guarded, inert, kb_names, show_error
 from core.errors import ZhixingError
+from core.service import JobView
 
 MODES = ("graph", "index")
 MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}
@@ -21,7 +21,6 @@ MODE_HELP = {"graph": T.MODE_GRAPH_HELP, "index": T.MODE_INDEX_HELP}
 TAIL = 12  # log lines shown while a job runs; the rest are in the expander
 
 service = session_service()
-jobs = build_jobs()
 st.session_state.setdefault("build-generation", 0)  # bumped to reset the upload widgets
 
 
@@ -52,7 +51,7 @@ def mode_captions(files: Any) -> list[str]:
     key = tuple((f.name, f.size) for f in files or [])
     costs = st.session_state.get("build-estimate", {}).get(key)
     if files and costs is None and st.button(T.ESTIMATE, key="create-estimate"):
-        costs = guarded(lambda: estimate(service, uploads(files), MODES)) or {}
+        costs = guarded(lambda: service.estimate_uploads(uploads(files), MODES)) or {}
         st.session_state["build-estimate"] = {key: costs}
     if not costs:
         return [f"{MODE_HELP[m]} {T.MODE_ONLINE_UNKNOWN}" for m in MODES]
@@ -118,7 +117,7 @@ def create(name: str, files: Any, mode: str, tags: str, description: str) -> Non
             show_error(exc)
             return
         try:
-            jobs.start(service, name, uploads(files))
+            service.start_build(name, uploads(files))
         except ZhixingError as exc:
             service.delete_kb(name)  # no half-made knowledge base without its documents
             show_error(exc)
@@ -148,7 +147,7 @@ def job_header(view: JobView) -> str:
 @st.fragment(run_every=1.0)
 def live_job(job_id: str) -> None:
     """Refresh a running job every second; rerun the page once it ends (documents changed)."""
-    view = jobs.get(job_id)
+    view = service.job(job_id)
     if view is None or not view.running:
         st.rerun()
     with st.container(border=True):
@@ -161,8 +160,8 @@ def live_job(job_id: str) -> None:
             st.code(log_text(view), language=None)
         if view.cancel_requested:
             st.caption(T.CANCELLING)
-        else:
-            st.button(T.CANCEL, key=f"cancel-{job_id}", on_click=jobs.cancel, args=(job_id,))
+        elif service.actor.can("build"):  # core checks it again: a viewer may only watch
+            st.button(T.CANCEL, key=f"cancel-{job_id}", on_click=guarded, args=(cancel(job_id),))
 
 
 def finished_job(view: JobView) -> None:
@@ -196,11 +195,18 @@ def finished_job(view: JobView) -> None:
             st.info(T.CANCELLED_NOTE)
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):
             st.code(log_text(view), language=None)
-        st.button(T.DISMISS, key=f"dismiss-{view.id}", on_click=jobs.forget, args=(view.id,))
+        if service.actor.can("build"):
+            dismiss = lambda: service.dismiss_job(view.id)  # noqa: E731
+            st.button(T.DISMISS, key=f"dismiss-{view.id}", on_click=guarded, args=(dismiss,))
+
+
+def cancel(job_id: str) -> Callable[[], None]:
+    return lambda: service.cancel_job(job_id)
 
 
 def jobs_panel() -> None:
-    views = jobs.list()
+    """The builds of the knowledge bases this user may see (the service filters them)."""
+    views = service.jobs()
     if views:
         st.subheader(T.JOBS_TITLE)
     for view in views:
@@ -212,7 +218,8 @@ def jobs_panel() -> None:
 
 def kb_table() -> str | None:
     """The knowledge bases, filtered by tag; returns the one picked for a closer look."""
-    kbs = service.list_kbs()
+    overview = {s.kb.name: s for s in service.kb_overview()}
+    kbs = [s.kb for s in overview.values()]
     st.subheader(T.KBS_TITLE)
     all_tags = sorted({t for kb in kbs for t in kb.tags})
     chosen = st.multiselect(T.FILTER_TAGS, all_tags, key="kb-tags") if all_tags else []
@@ -222,9 +229,9 @@ def kb_table() -> str | None:
         return None
     rows = []
     for kb in shown:
-        documents, chunks = service.catalog.kb_counts(kb.id)
+        counts = overview[kb.name]
         values = [kb.name, T.MODE_NAMES.get(kb.mode, kb.mode), ", ".join(kb.tags)]
-        values += [documents, chunks, kb.description]
+        values += [counts.documents, counts.chunks, kb.description]
         rows.append(dict(zip(T.KB_COLUMNS.values(), values, strict=True)))
     st.dataframe(rows, hide_index=True, key="kb-table")
     return st.selectbox(T.PICK_KB, [kb.name for kb in shown], key="kb-pick")
@@ -240,7 +247,7 @@ def documents_panel(name: str) -> None:
         st.dataframe(rows, hide_index=True, key="doc-table")
     else:
         st.caption(T.NO_DOCS)
-    busy = jobs.running(name) is not None
+    busy = service.build_running(name) is not None
     if busy:
         st.info(inert(T.BUSY.format(kb=name)))
     if not service.actor.can("build"):
@@ -251,14 +258,14 @@ def documents_panel(name: str) -> None:
     )
     if st.button(T.ADD, key="add-submit", disabled=busy or not added):
         act(
-            lambda: jobs.start(service, name, uploads(added)),
+            lambda: service.start_build(name, uploads(added)),
             T.ADD_STARTED.format(name=name, count=len(added)),
         )
     if docs:
         source = st.selectbox(T.REMOVE_PICK, [d.source for d in docs], key=f"remove-{name}")
         if st.button(T.REMOVE, key="remove-submit", disabled=busy):
             act(
-                lambda: (jobs.check_idle(name), service.remove(name, source)),
+                lambda: (service.check_idle(name), service.remove(name, source)),
                 T.REMOVED.format(source=source),
             )
     if not service.actor.can("admin"):
@@ -268,7 +275,7 @@ def documents_panel(name: str) -> None:
         confirm = st.checkbox(label, key=f"delete-confirm-{name}")
         if st.button(T.DELETE, key="delete-submit", disabled=busy or not confirm):
             act(
-                lambda: (jobs.check_idle(name), service.delete_kb(name)),
+                lambda: (service.check_idle(name), service.delete_kb(name)),
                 T.DELETED.format(name=name),
             )
 

@@ -8,7 +8,7 @@ from app.rounds import RoundsView, render_answer, render_hits
 from app.services import session_service
 from app.strings import recall as T
 from app.widgets import empty_state, kb_names, show_error
-from core.search import STRATEGIES
+from core.service import STRATEGIES
 
 service = session_service()
 st.title(T.TITLE)

@@ -13,7 +13,6 @@ from app.users import users_section
 from app.widgets import show_error
 from core.config import Settings, load_saved
 from core.errors import ZhixingError
-from core.llm.check import check_connection
 
 STRUCTURED = ("json_schema", "function_calling", "json_mode")
 
@@ -89,7 +88,7 @@ if test:
             st.info(T.TEST_OFFLINE)
         else:
             with st.spinner(T.TESTING):
-                result = check_connection(candidate)
+                result = service.check_endpoint(candidate)
             (st.success if result.ok else st.error)("\n\n".join(result.lines))
     except ZhixingError as exc:
         show_error(exc)

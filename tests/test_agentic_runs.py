@@ -29,6 +29,9 @@ def test_a_saved_run_comes_back_with_its_json_decoded(catalog: Catalog) -> None:
         "trace": trace,
         "started_at": 10.0,
         "finished_at": 12.5,
+        "owner": "local",  # the default: a run not asked by a signed-in user
+        "conversation": None,
+        "kind": "ask",
     }
 
 
@@ -45,3 +48,31 @@ def test_runs_survive_reopening_and_list_newest_first(tmp_path: Path) -> None:
 def test_an_unknown_run_is_a_not_found_error(catalog: Catalog) -> None:
     with pytest.raises(NotFoundError, match="no run 99"):
         RunStore(catalog).get(99)
+
+
+def test_a_catalog_from_before_conversations_gains_the_columns_and_keeps_its_runs(tmp_path):
+    """Runs stored before owners existed belong to the local operator after the upgrade."""
+    catalog = Catalog(tmp_path / "c.db")
+    with catalog.transaction():
+        catalog.db.execute(
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, question TEXT NOT NULL,"
+            " kbs TEXT NOT NULL DEFAULT '[]', answer TEXT NOT NULL DEFAULT '{}',"
+            " trace TEXT NOT NULL DEFAULT '[]', started_at REAL NOT NULL, finished_at REAL)"
+        )
+        catalog.db.execute("INSERT INTO runs (question, started_at) VALUES ('old', 1.0)")
+    runs = RunStore(catalog)
+    [old] = runs.recent(owner="local")
+    assert (old["question"], old["owner"], old["conversation"]) == ("old", "local", None)
+    assert runs.recent(owner="alice") == []
+
+
+def test_conversations_belong_to_their_owner(catalog: Catalog) -> None:
+    runs = RunStore(catalog)
+    mine = runs.new_conversation("alice")
+    runs.save("第一个问题", ["kb"], {}, [], started_at=1.0, owner="alice", conversation=mine.id)
+    assert [(c.id, c.title, c.turns) for c in runs.conversations("alice")] == [
+        (mine.id, "第一个问题", 1)
+    ]
+    assert runs.conversations("bob") == []
+    with pytest.raises(NotFoundError, match="no such conversation"):
+        runs.conversation(mine.id, "bob")  # another's reads as missing, not as forbidden

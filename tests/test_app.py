@@ -38,7 +38,7 @@ def test_the_sample_button_builds_a_searchable_knowledge_base(home):
     svc = knowledge_service()  # the app's own service: it holds the home's Milvus Lite file
     kbs = {kb.name: kb for kb in svc.list_kbs()}
     assert "sample" in kbs and kbs["sample"].mode == "graph"
-    documents, chunks = svc.catalog.kb_counts(kbs["sample"].id)
+    documents, chunks = svc._catalog.kb_counts(kbs["sample"].id)
     assert documents == 3 and chunks > 4
     assert svc.search("会话固定", ["sample"])[0].document.endswith("zh.md")
     assert "sample · 3 篇文档" in " ".join(c.value for c in at.sidebar.caption)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import statistics
+import time
+
 import pytest
 
 from core.auth import (
+    ACCOUNT_MAX_FAILURES,
     FAILURE_WINDOW_S,
     LOCAL,
+    MAX_FAILURES,
     LoginThrottledError,
     User,
     authenticate,
@@ -42,13 +47,13 @@ def shared(service, tmp_path):
 
 
 def test_passwords_are_stored_as_salted_scrypt_hashes_only(shared):
-    stored = shared.users.get("vera")
+    stored = shared._users.get("vera")
     assert stored.password_hash.startswith("scrypt$16384$8$1$")
     assert verify_password("vera-password", stored.password_hash)
     assert not verify_password("vera-passwore", stored.password_hash)
     assert not verify_password("vera-password", "scrypt$garbage")
     assert hash_password("same-password") != hash_password("same-password")  # salted
-    shared.catalog.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shared._catalog.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert b"vera-password" not in shared.settings.catalog_path.read_bytes()
     with pytest.raises(ConfigError, match="too short"):
         shared.add_user("short", "viewer", "1234")
@@ -57,24 +62,68 @@ def test_passwords_are_stored_as_salted_scrypt_hashes_only(shared):
 
 
 def test_login_checks_the_password_and_rate_limits_failures(shared):
-    assert authenticate(shared.users, "vera", "vera-password", client="10.0.0.5") == VIEWER
+    assert authenticate(shared._users, "vera", "vera-password", client="10.0.0.5") == VIEWER
     for _ in range(5):
         with pytest.raises(AccessError, match="Wrong user name or password"):
-            authenticate(shared.users, "vera", "wrong", client="10.0.0.5")
-    # The sixth try is refused before the password is even checked, the right one included.
+            authenticate(shared._users, "vera", "wrong", client="10.0.0.5")
+    # The sixth try from that client is refused before the password is even checked, the right
+    # one included.
     with pytest.raises(LoginThrottledError, match="Too many failed logins"):
-        authenticate(shared.users, "vera", "vera-password", client="10.0.0.6")
+        authenticate(shared._users, "vera", "vera-password", client="10.0.0.5")
     # Once the window has passed, the right password works again.
-    later = shared.users.failures_since(0, name="vera")[-1] + FAILURE_WINDOW_S + 1
-    assert authenticate(shared.users, "vera", "vera-password", now=later) == VIEWER
+    later = shared._users.failures_since(0, name="vera")[-1] + FAILURE_WINDOW_S + 1
+    again = authenticate(shared._users, "vera", "vera-password", client="10.0.0.5", now=later)
+    assert again == VIEWER
     # A client trying many names is throttled too; an unknown name fails like a wrong password.
     for i in range(5):
         with pytest.raises(AccessError, match="Wrong user name or password"):
-            authenticate(shared.users, f"nobody{i}", "x", client="10.0.0.9")
+            authenticate(shared._users, f"nobody{i}", "x", client="10.0.0.9")
     with pytest.raises(LoginThrottledError):
-        authenticate(shared.users, "ed", "ed-password", client="10.0.0.9")
-    actions = [e.action for e in shared.users.audit_log()]
+        authenticate(shared._users, "ed", "ed-password", client="10.0.0.9")
+    actions = [e.action for e in shared._users.audit_log()]
     assert actions.count("login") == 2 and actions.count("login.failed") == 10
+
+
+def test_failing_a_password_locks_that_name_for_that_client_only(shared):
+    """Anyone may fail vera's password on purpose: vera still signs in from her own machine."""
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(AccessError, match="Wrong user name or password"):
+            authenticate(shared._users, "vera", "guess", client="10.6.6.6")
+    with pytest.raises(LoginThrottledError):
+        authenticate(shared._users, "vera", "vera-password", client="10.6.6.6")
+    assert authenticate(shared._users, "vera", "vera-password", client="10.0.0.5") == VIEWER
+    # Her sign-in forgets her own failures only: the guessing client stays locked out.
+    with pytest.raises(LoginThrottledError):
+        authenticate(shared._users, "vera", "guess", client="10.6.6.6")
+
+
+def test_guessing_one_name_from_many_clients_meets_a_ceiling(shared):
+    for i in range(ACCOUNT_MAX_FAILURES - 1):
+        shared._users.record_failure("vera", f"10.1.{i // 200}.{i % 200}")
+    assert authenticate(shared._users, "vera", "vera-password", client="10.0.0.5") == VIEWER
+    shared._users.record_failure("vera", "10.2.0.1")
+    with pytest.raises(LoginThrottledError, match="Too many failed logins"):
+        authenticate(shared._users, "vera", "vera-password", client="10.0.0.5")
+    assert authenticate(shared._users, "ed", "ed-password", client="10.0.0.5") == EDITOR
+
+
+def test_a_failed_login_takes_as_long_whether_or_not_the_name_has_a_password(shared):
+    """No timing oracle: a name that is unknown, or signs in through OIDC only (no password
+    hash), fails in about the time of a wrong password."""
+    shared.add_user("olga", "viewer", None)
+    assert shared._users.get("olga").password_hash == ""
+    times: dict[str, list[float]] = {"vera": [], "olga": [], "nobody": []}
+    for attempt in range(3):
+        for index, (name, spent) in enumerate(times.items()):
+            client = f"10.3.{attempt}.{index}"  # a new client each time: no throttle in the way
+            started = time.perf_counter()
+            with pytest.raises(AccessError, match="Wrong user name or password"):
+                authenticate(shared._users, name, "wrong-password", client=client)
+            spent.append(time.perf_counter() - started)
+    wrong_password = statistics.median(times["vera"])
+    # scrypt dominates: in one run, on one machine, the three must be alike (a ratio, not a time).
+    assert statistics.median(times["olga"]) >= wrong_password / 3
+    assert statistics.median(times["nobody"]) >= wrong_password / 3
 
 
 def test_a_viewer_may_read_but_not_change_anything(shared, tmp_path):
@@ -99,7 +148,7 @@ def test_a_viewer_may_read_but_not_change_anything(shared, tmp_path):
         with pytest.raises(AccessError, match="vera \\(viewer\\) may not"):
             action()
     assert [d.source for d in shared.documents("open")] == ["firewall.md"]
-    assert shared.users.get("mallory") is None
+    assert shared._users.get("mallory") is None
 
 
 def test_an_editor_builds_but_only_an_admin_deletes_settings_and_users(shared, tmp_path):

@@ -80,7 +80,7 @@ def snapshot(svc: KnowledgeService, name: str) -> dict[str, Any]:
     kb = svc.kb(name)
 
     def rows(sql: str) -> list[tuple[Any, ...]]:
-        return [tuple(r.values()) for r in svc.catalog.db.query(sql, [kb.id])]
+        return [tuple(r.values()) for r in svc._catalog.db.query(sql, [kb.id])]
 
     chunk = "JOIN chunks c ON c.id = m.chunk_id JOIN documents d ON d.id = c.document_id"
     return {
@@ -121,7 +121,7 @@ def snapshot(svc: KnowledgeService, name: str) -> dict[str, Any]:
             " JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id"
             f" {chunk} WHERE r.kb_id = ? ORDER BY 1, 2, 3, 4, 5"
         ),
-        "vectors": {k: svc.vectors.count(kb.dimension, kb=kb.id, kind=k) for k in KINDS},
+        "vectors": {k: svc._vectors.count(kb.dimension, kb=kb.id, kind=k) for k in KINDS},
     }
 
 
@@ -210,7 +210,7 @@ def test_a_different_embedder_re_embeds_the_texts_and_search_still_works(source,
         assert (kb.embedding, kb.dimension) == ("test-hash", 64)
         after = snapshot(svc, "安全")
         assert after == source["before"]  # every kind of vector is back, now 64-dimensional
-        assert svc.vectors.count(64, kb=kb.id) == source["summary"]["counts"]["vectors"]
+        assert svc._vectors.count(64, kb=kb.id) == source["summary"]["counts"]["vectors"]
         # The embedder saw the texts a build embeds, not the stemmed BM25 text.
         chunk = source["before"]["chunks"][0][2]
         assert any(chunk in text for text in hasher.seen)
@@ -236,7 +236,7 @@ def _manifest(archive: Path, **fields: Any) -> bytes:
 
 
 def _leftovers(svc: KnowledgeService) -> dict[str, int]:
-    db = svc.catalog.db
+    db = svc._catalog.db
     tables = ["knowledge_bases", *TABLES]
     return {t: next(iter(db.query(f"SELECT COUNT(*) AS n FROM {t}")))["n"] for t in tables}
 
@@ -294,12 +294,12 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path):
         assert set(_leftovers(svc).values()) == {0}
         kb_id = next(
             iter(
-                svc.catalog.db.query(
+                svc._catalog.db.query(
                     "SELECT seq FROM sqlite_sequence WHERE name = 'knowledge_bases'"
                 )
             )
         )["seq"]
-        assert svc.vectors.count(64, kb=kb_id) == 0
+        assert svc._vectors.count(64, kb=kb_id) == 0
         # An archive whose rows do not hold together fails inside the catalog transaction.
         with zipfile.ZipFile(source["archive"]) as zf:
             lines = zf.read("tables/relations.jsonl").decode().splitlines()

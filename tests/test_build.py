@@ -40,7 +40,7 @@ def docs(tmp_path: Path) -> Path:
 
 def _vector_count(service, name: str) -> int:
     kb = service.kb(name)
-    return service.vectors.count(kb.dimension, kb=kb.id, kind="chunk")
+    return service._vectors.count(kb.dimension, kb=kb.id, kind="chunk")
 
 
 def test_a_built_knowledge_base_answers_chinese_and_english_queries(service, docs):
@@ -87,7 +87,7 @@ def test_removing_a_document_removes_every_trace(service, docs):
     assert removed.chunks > 0
     assert [d.source for d in service.documents("base")] == ["policy.md"]
     kb = service.kb("base")
-    rows = service.catalog.db.execute(
+    rows = service._catalog.db.execute(
         "SELECT COUNT(*) FROM chunks c JOIN documents d ON d.id = c.document_id"
         " WHERE d.kb_id = ? AND d.source = 'sql.txt'",
         (kb.id,),
@@ -108,8 +108,8 @@ def test_deleting_a_knowledge_base_removes_it_everywhere(service, docs):
     dim, gone_id = service.kb("gone").dimension, service.kb("gone").id
     service.delete_kb("gone")
     assert [kb.name for kb in service.list_kbs()] == ["kept"]
-    assert service.vectors.count(dim, kb=gone_id) == 0
-    left = service.catalog.db.execute("SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (gone_id,))
+    assert service._vectors.count(dim, kb=gone_id) == 0
+    left = service._catalog.db.execute("SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (gone_id,))
     assert left.fetchone()[0] == 0
     assert service.search("prepared statements", ["kept"], top_k=1)[0].document == "sql.txt"
     with pytest.raises(NotFoundError, match="no knowledge base named 'gone'"):

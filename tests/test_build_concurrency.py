@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from app.jobs import BuildJobs
 from core.build import BuildBusyError
+from core.build.background import BuildJobs
 from core.build.jobs import this_process
 from core.store.catalog import Catalog
 
@@ -30,14 +30,14 @@ def _files(folder, names):
 def _consistent(service, name):
     kb = service.kb(name)
     docs = service.documents(name)
-    chunks = service.catalog.db.execute(
+    chunks = service._catalog.db.execute(
         "SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (kb.id,)
     ).fetchone()[0]
     assert {d.status for d in docs} == {"indexed"}
     assert chunks == sum(d.chunks for d in docs)
-    assert service.vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
-    questions = service.catalog.db.execute("SELECT COUNT(*) FROM questions").fetchone()[0]
-    assert service.vectors.count(kb.dimension, kb=kb.id, kind="question") == questions
+    assert service._vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
+    questions = service._catalog.db.execute("SELECT COUNT(*) FROM questions").fetchone()[0]
+    assert service._vectors.count(kb.dimension, kb=kb.id, kind="question") == questions
     return docs
 
 
@@ -83,7 +83,7 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
     try:
         from core.build.jobs import _start_time
 
-        service.catalog.claim_job(
+        service._catalog.claim_job(
             kb.id,
             total=1,
             paths=["/elsewhere"],
@@ -99,7 +99,7 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
     # Its process gone, the job is interrupted and the knowledge base free again.
     report = service.add("kb", _files(tmp_path / "a", range(2)))
     assert report.ok
-    statuses = [j["status"] for j in service.catalog.jobs(kb.id)]
+    statuses = [j["status"] for j in service._catalog.jobs(kb.id)]
     assert statuses == ["interrupted", "done"]
 
 
@@ -151,7 +151,7 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
     dead = subprocess.Popen(["true"])
     dead.wait()
     # What a SIGKILL of the server leaves: a `running` job of a process that is gone.
-    job_id = service.catalog.claim_job(
+    job_id = service._catalog.claim_job(
         kb.id,
         total=3,
         paths=[str(p) for p in paths],
@@ -169,7 +169,7 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
         and sorted(view.report.added) == [p.name for p in paths]
     )
     assert not staging.exists()
-    assert [(j["id"], j["status"]) for j in service.catalog.jobs(kb.id)] == [(job_id, "done")]
+    assert [(j["id"], j["status"]) for j in service._catalog.jobs(kb.id)] == [(job_id, "done")]
     assert jobs.resume_interrupted(service) == []
     _consistent(service, "kb")
 

@@ -41,12 +41,12 @@ def docs(tmp_path: Path) -> Path:
 
 
 def _count(service, sql: str, *params) -> int:
-    return service.catalog.db.execute(sql, params).fetchone()[0]
+    return service._catalog.db.execute(sql, params).fetchone()[0]
 
 
 def _vectors(service, name: str, kind: str) -> int:
     kb = service.kb(name)
-    return service.vectors.count(kb.dimension, kb=kb.id, kind=kind)
+    return service._vectors.count(kb.dimension, kb=kb.id, kind=kind)
 
 
 def test_index_mode_builds_a_question_index_that_search_resolves_to_chunks(service, docs):
@@ -64,11 +64,11 @@ def test_index_mode_builds_a_question_index_that_search_resolves_to_chunks(servi
         " OR q.line_start > q.line_end",
     )
     assert bad == 0
-    text = service.catalog.db.execute("SELECT text FROM questions LIMIT 1").fetchone()[0]
+    text = service._catalog.db.execute("SELECT text FROM questions LIMIT 1").fetchone()[0]
     hits = service.search(text, ["idx"], top_k=3, strategies=["basic"])
     assert hits and hits[0].chunk_id in {
         r[0]
-        for r in service.catalog.db.execute(
+        for r in service._catalog.db.execute(
             "SELECT chunk_id FROM questions WHERE text = ?", (text,)
         )
     }
@@ -165,9 +165,9 @@ def test_a_symmetric_relation_is_stored_once_whichever_way_it_was_said(service, 
     service.add("kb", [docs])
     kb = service.kb("kb")
     chunk_a, chunk_b = (
-        r[0] for r in service.catalog.db.execute("SELECT id FROM chunks ORDER BY id LIMIT 2")
+        r[0] for r in service._catalog.db.execute("SELECT id FROM chunks ORDER BY id LIMIT 2")
     )
-    graph = service.graph
+    graph = service._graph
     a = graph.create_entity(kb.id, key="alpha", type_="concept", name="Alpha", attributes={})
     b = graph.create_entity(kb.id, key="beta", type_="concept", name="Beta", attributes={})
     first = graph.relate(kb.id, a, b, "related_to", chunk_a, "")

@@ -89,7 +89,7 @@ def test_a_malformed_reply_is_repaired_once_then_the_chunk_is_degraded(tmp_path,
         fake.fail("malformed", "invalid")  # the repair fails too
         report = svc.add("kb", [other])
         assert report.ok and report.degraded == 1 and fake.chat_count == 2
-        degraded = svc.catalog.db.execute("SELECT COUNT(*) FROM degraded_chunks").fetchone()[0]
+        degraded = svc._catalog.db.execute("SELECT COUNT(*) FROM degraded_chunks").fetchone()[0]
         assert degraded == 1
         assert svc.search("Argon2id", ["kb"], top_k=1)[0].document == "other.md"
 
@@ -189,7 +189,7 @@ def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path
         report = svc.add("kb", [second])
         assert report.ok and report.degraded == 0, report.to_json()
         assert svc.graph_stats("kb")["entities"] == 2
-        rows = svc.catalog.db.conn.execute(
+        rows = svc._catalog.db.conn.execute(
             "SELECT s.name, r.type, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
             " JOIN entities t ON t.id = r.target_id"
         ).fetchall()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import BuildJobs
 from core.build import ProgressEvent
+from core.build.background import BuildJobs
 from core.config import Settings
 from core.service import KnowledgeService
 from core.store import VectorStore
@@ -63,7 +63,7 @@ def _build(home: Path, corpus: Path, fake: FakeOpenAI, **settings) -> dict:
         report = svc.add("kg", [corpus])
         assert report.ok, report
         kb = svc.kb("kg")
-        counts = milvus_counts(svc.vectors, kb.dimension, kb.id)
+        counts = milvus_counts(svc._vectors, kb.dimension, kb.id)
     assert counts == catalog_counts(home / "catalog.db")
     return snapshot(home / "catalog.db")
 
@@ -171,7 +171,7 @@ def _until(predicate, timeout: float = 60.0) -> None:
 
 
 def _job_status(svc: KnowledgeService) -> str:
-    return svc.catalog.jobs(svc.kb("kg").id)[-1]["status"]
+    return svc._catalog.jobs(svc.kb("kg").id)[-1]["status"]
 
 
 def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tmp_path, fake):
@@ -182,7 +182,7 @@ def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tm
     with _service(tmp_path / "home", fake, llm_max_pause_s=120) as svc:
         kb = svc.create_kb("kg", mode="graph")
         job = jobs.start(svc, "kg", paths=[corpus])
-        _until(lambda: svc.catalog.kb_counts(kb.id)[0] > 0)
+        _until(lambda: svc._catalog.kb_counts(kb.id)[0] > 0)
         fake.stop()
         _until(lambda: jobs.get(job.id).state == "paused")
         assert _job_status(svc) == "paused"
@@ -195,7 +195,7 @@ def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tm
         assert job.state == "done" and job.report.ok, job.error
         assert "resumed" in [line.stage for line in job.log]
         assert _job_status(svc) == "done"
-        assert milvus_counts(svc.vectors, kb.dimension, kb.id) == catalog_counts(
+        assert milvus_counts(svc._vectors, kb.dimension, kb.id) == catalog_counts(
             svc.settings.catalog_path
         )
     assert snapshot(tmp_path / "home" / "catalog.db") == reference
@@ -213,7 +213,7 @@ def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path,
             target=lambda: out.update(r=svc.add("kg", [corpus], events.append, cancel))
         )
         worker.start()
-        _until(lambda: svc.catalog.kb_counts(kb.id)[0] > 0)
+        _until(lambda: svc._catalog.kb_counts(kb.id)[0] > 0)
         fake.stop()
         _until(lambda: any(e.stage == "paused" for e in events))
         started = time.monotonic()
@@ -227,7 +227,7 @@ def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path,
         again = svc.add("kg", [corpus])
         assert again.ok and {d.status for d in svc.documents("kg")} == {"indexed"}
         assert len(svc.documents("kg")) == 120
-        assert milvus_counts(svc.vectors, kb.dimension, kb.id) == catalog_counts(
+        assert milvus_counts(svc._vectors, kb.dimension, kb.id) == catalog_counts(
             svc.settings.catalog_path
         )
 
@@ -246,7 +246,7 @@ def test_a_pause_longer_than_the_limit_stops_the_build_resumably(tmp_path, fake)
         [resumed] = svc.resume_interrupted("kg")
         assert resumed.ok and len(svc.documents("kg")) == 40
         assert _job_status(svc) == "done" and svc.resume_interrupted() == []
-        assert milvus_counts(svc.vectors, kb.dimension, kb.id) == catalog_counts(
+        assert milvus_counts(svc._vectors, kb.dimension, kb.id) == catalog_counts(
             svc.settings.catalog_path
         )
 

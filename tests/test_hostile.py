@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import BuildJobs, _stage
 from app.widgets import inert
 from core.agent import unpack_archive
+from core.build.background import BuildJobs, _stage
 from core.config import Settings
 from core.errors import AccessError, StoreError, ZhixingError
 from core.ingest.uploads import UploadRefusedError, check_upload

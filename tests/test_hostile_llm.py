@@ -87,7 +87,7 @@ def _doc(folder: Path) -> Path:
 
 
 def _graph_is_well_formed(svc: KnowledgeService) -> None:
-    db: sqlite3.Connection = svc.catalog.db.conn
+    db: sqlite3.Connection = svc._catalog.db.conn
     dangling = db.execute(
         "SELECT COUNT(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e"
         " WHERE e.id = r.source_id) OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id ="
@@ -119,7 +119,7 @@ def test_any_extraction_reply_leaves_the_document_indexed_and_the_graph_well_for
     report = svc.add("kb", [doc])
     assert report.ok and len(report.added) == 1 and report.chunks > 0, report.to_json()
     kb = svc.kb("kb")
-    state = svc.catalog.document_states(kb.id)
+    state = svc._catalog.document_states(kb.id)
     assert any(s[2] == "indexed" for source, s in state.items() if source.endswith(doc.name))
     assert report.degraded == sum(report.fallbacks.values())
     _graph_is_well_formed(svc)
@@ -162,7 +162,7 @@ def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
     assert report.ok, report.to_json()
     _graph_is_well_formed(svc)
     kb = svc.kb(f"merge-{n}")
-    rows = svc.catalog.db.conn.execute(
+    rows = svc._catalog.db.conn.execute(
         "SELECT name, description FROM entities WHERE kb_id = ?", (kb.id,)
     ).fetchall()
     assert rows and all(description.strip() for _, description in rows)

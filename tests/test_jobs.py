@@ -1,10 +1,10 @@
-"""Background build jobs (app/jobs.py), on a real service: Milvus Lite and SQLite in a temp dir."""
+"""Background build jobs (core/build/background.py), on a real service: Milvus Lite and SQLite in a temp dir."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.jobs import BuildJobs, JobBusyError
+from core.build.background import BuildJobs, JobBusyError
 from core.config import Settings
 from core.errors import ZhixingError
 from core.service import KnowledgeService
@@ -101,7 +101,7 @@ def test_a_job_for_a_missing_knowledge_base_or_without_files_is_refused(svc, job
 
 
 def test_a_build_error_ends_the_job_failed_with_its_message(svc, jobs):
-    svc.catalog.create_kb("old", embedding="some-other-model", dimension=8)
+    svc._catalog.create_kb("old", embedding="some-other-model", dimension=8)
     job = jobs.wait(jobs.start(svc, "old", [("a.md", EN)]).id, 120)
     assert job.state == "failed" and job.report is None
     assert "some-other-model" in job.error and "ZHIXING_EMBEDDING" in job.error

@@ -60,7 +60,7 @@ def _kbs() -> dict[str, int]:
     from app.services import knowledge_service
 
     svc = knowledge_service()
-    return {kb.name: svc.catalog.kb_counts(kb.id)[0] for kb in svc.list_kbs()}
+    return {kb.name: svc._catalog.kb_counts(kb.id)[0] for kb in svc.list_kbs()}
 
 
 def _errors(at: AppTest) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -51,9 +52,13 @@ def _graph_page() -> AppTest:
 
 
 def _graph_html(at: AppTest) -> str:
+    """The graph page inside the sandboxed frame the page embeds (core/viz.py)."""
     frames = at.get("iframe")
     assert len(frames) == 1, "the graph is drawn in one iframe"
-    return frames[0].proto.srcdoc
+    outer = frames[0].proto.srcdoc
+    inner = re.search(r'<iframe sandbox="allow-scripts"[^>]* srcdoc="([^"]*)"', outer)
+    assert inner, "the graph runs in a nested frame sandboxed to scripts only"
+    return html.unescape(inner.group(1))
 
 
 def _node_labels(page: str) -> set[str]:

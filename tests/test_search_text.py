@@ -64,10 +64,10 @@ def test_graph_links_a_document_the_question_names_by_title(
     with KnowledgeService(settings, embedder=embedder) as svc:
         svc.create_kb("kb", mode="graph")
         svc.add("kb", [corpus])
-        titles = svc.engine.titles
+        titles = svc._engine.titles
         kbs = svc.scope(["kb"])
         named = titles.named("What language did haymo of faversham's era translate into?", kbs)
-        assert [svc.catalog.chunks_by_id(named)[c]["source"] for c in named] == ["h1"]
+        assert [svc._catalog.chunks_by_id(named)[c]["source"] for c in named] == ["h1"]
         assert len(titles.named("Java 应用的会话管理有哪些要求", kbs)) == 1  # no word boundaries
         assert titles.named("What is Aristotle known for?", kbs) == []  # a part is not the title
         hits = svc.search("What did Haymo of Faversham write?", ["kb"], strategies=["graph"])

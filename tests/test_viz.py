@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -36,6 +37,9 @@ def test_the_html_loads_nothing_from_the_internet():
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page, re.I)
     assert "cdn.jsdelivr.net" not in page and "cdnjs.cloudflare.com" not in page
     assert "vis.Network" in page  # vis-network itself is inlined, not linked
+    # and its policy lets nothing load or send: only inline script and style, data: images.
+    [policy] = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert "default-src 'none'" in policy and "connect-src" not in policy
 
 
 def test_every_node_name_is_in_the_html():
@@ -144,3 +148,89 @@ def test_a_page_whose_data_would_hold_raw_markup_is_refused(monkeypatch):
     monkeypatch.setattr(pyvis.network.Network, "generate_html", careless)
     with pytest.raises(RuntimeError, match="raw '<'"):
         render_graph(HOSTILE, HOSTILE_EDGES)
+
+
+# --- pyvis's href popup and the sandboxed embed ---------------------------------------------------
+
+HREF_IMG = '<a href="javascript:alert(3)">href</a><img src=x onerror=alert(4)>'
+
+
+def test_a_title_with_href_and_markup_stays_text_no_innerhtml_fed_by_titles():
+    # pyvis switches to its own popup (`popup.innerHTML = title`) when a title holds "href".
+    page = render_graph([GraphNode(1, HREF_IMG, "t", 0, f"{HREF_IMG} href")], []).html
+    code = re.sub(r"^\s*(?:nodes|edges) = new vis\.DataSet\(.*$", "", page, flags=re.M)
+    assert "make a custom popup" not in code and "popup.innerHTML" not in code
+    assert not re.search(r"\.innerHTML\s*\+?=(?!=)[^;\n]*title", code)
+    assert not re.search(r"\.(?:inner|outer)HTML\s*\+?=(?!=)", code)  # no sink at all, < 100 nodes
+    assert _data(page, "nodes")[0]["title"].startswith(HREF_IMG)  # the text itself is kept
+
+
+def test_a_big_graph_keeps_only_the_loading_bar_text_as_html():
+    nodes = [GraphNode(i, f"n{i} href", "t") for i in range(120)]  # > 100: the loading bar
+    page = render_graph(nodes, []).html
+    sinks = re.findall(r"\.innerHTML\s*=\s*([^;\n]*)", page)
+    assert sinks and set(sinks) <= {"Math.round(widthFactor*100) + '%'", "'100%'"}
+
+
+def test_names_that_look_like_template_code_do_not_confuse_the_popup_cut():
+    name = "// make a custom popup function showPopup( { x.innerHTML = title;"
+    page = render_graph([GraphNode(1, name, "t", 0, "href")], []).html
+    assert _data(page, "nodes")[0]["label"] == name and "vis.Network(container" in page
+
+
+@pytest.mark.parametrize(
+    "sabotage",
+    [
+        # The cut no longer finds the branch (the comment renamed): the guard still sees the sink.
+        lambda page: page.replace("// make a custom popup", "// popup"),
+        # The data written as markup some other way.
+        lambda page: page.replace("return network;", "x.insertAdjacentHTML('beforeend', t);"),
+        lambda page: page.replace("return network;", "el.innerHTML += nodes.get(1).title;"),
+    ],
+)
+def test_a_page_that_would_write_titles_as_html_is_refused(monkeypatch, sabotage):
+    import pyvis.network
+
+    original = pyvis.network.Network.generate_html
+    monkeypatch.setattr(
+        pyvis.network.Network,
+        "generate_html",
+        lambda self, *a, **k: sabotage(original(self, *a, **k)),
+    )
+    with pytest.raises(RuntimeError, match="as markup"):
+        render_graph([GraphNode(1, "a href", "t")], [])
+
+
+def test_a_popup_branch_that_cannot_be_cut_whole_is_refused(monkeypatch):
+    import pyvis.network
+
+    original = pyvis.network.Network.generate_html
+
+    def truncated(self, *args, **kwargs):
+        page = original(self, *args, **kwargs)
+        return page.replace("function showPopup(", "function shownPopup(")
+
+    monkeypatch.setattr(pyvis.network.Network, "generate_html", truncated)
+    with pytest.raises(RuntimeError, match="custom popup"):
+        render_graph([GraphNode(1, "a href", "t")], [])
+
+
+def _embed_frame(embed: str) -> tuple[str, str]:
+    """The nested iframe's start tag and what lies outside any srcdoc attribute."""
+    tags = re.findall(r"<iframe\b[^>]*>", embed, re.I)
+    assert len(tags) == 1, "one nested frame"
+    outside = re.sub(r'\ssrcdoc="[^"]*"', "", embed)
+    return tags[0], outside
+
+
+def test_the_embed_sandboxes_the_page_without_same_origin_and_has_no_script_of_its_own():
+    rendered = render_graph(HOSTILE, HOSTILE_EDGES, height=500)
+    tag, outside = _embed_frame(rendered.embed)
+    assert re.search(r'\ssandbox="allow-scripts"', tag)
+    assert "allow-same-origin" not in outside
+    assert "<script" not in outside.lower() and not re.search(r"\son\w+\s*=", outside, re.I)
+    assert "height:500px" in outside and "width:100%" in outside and "border:0" in outside
+    srcdoc = re.search(r'\ssrcdoc="([^"]*)"', rendered.embed).group(1)
+    assert html.unescape(srcdoc) == rendered.html  # the page, attribute-escaped, nothing else
+    assert "<" not in srcdoc and "'" not in srcdoc
+    assert rendered.height == 500

@@ -39,3 +39,9 @@ REPORT = "报告 Report"
 DOWNLOAD = "下载报告 Download the report (Markdown)"
 DOWNLOAD_JSON = "下载 JSON"
 TASK_FINDINGS = "{n} 个发现 findings"
+
+# --- conversations -------------------------------------------------------------------------------
+CONVERSATION_LABEL = "对话 Conversation"
+CONVERSATION_OPTION = "{title} · {turns} 轮 · {when}"
+CONVERSATION_UNTITLED = "（新对话）"
+HIDDEN_TURNS = "有 {n} 轮问答查过你现在无权查看的知识库，已隐藏。"

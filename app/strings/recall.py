@@ -51,3 +51,4 @@ NO_NEW_QUERIES = (
 )
 MERGED = "合并证据 Merged evidence：{evidence} 条（按方面 by aspect：{by_aspect}）"
 NONE = "无 none"
+RESOLVED = "结合上文，理解为 Read with the earlier turns as：{question}"

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from core.agent import nodes
 from core.agent.configuration import TaskContext
 from core.agent.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
+from core.agentic.memory import fresh_run, thread_config
 from core.agentic.streaming import stream_run
 
 __all__ = ["TaskResult", "build_graph", "route_after_execute", "route_after_replan", "run_task"]
@@ -35,8 +37,9 @@ def route_after_execute(state: TaskState) -> Literal["execute", "report"]:
     return "execute" if state.get("cursor", 0) < len(state.get("subtasks", [])) else "report"
 
 
-def build_graph() -> CompiledStateGraph:
-    """Wire the nodes and routers into the compiled task graph."""
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Wire the nodes and routers into the compiled task graph (with the conversations'
+    checkpointer when runs go on threads)."""
     graph = StateGraph(TaskState, context_schema=TaskContext)
     graph.add_node("research", nodes.research)
     graph.add_node("plan", nodes.plan)
@@ -49,7 +52,7 @@ def build_graph() -> CompiledStateGraph:
     graph.add_conditional_edges("replan", route_after_replan, ["execute", "report"])
     graph.add_conditional_edges("execute", route_after_execute, ["execute", "report"])
     graph.add_edge("report", END)
-    return graph.compile(name="task_agent")
+    return graph.compile(name="task_agent", checkpointer=checkpointer)
 
 
 @dataclass
@@ -86,24 +89,35 @@ class TaskResult:
 
 
 @cache
-def _graph() -> CompiledStateGraph:
-    """Compiling is pure wiring, so one compiled graph serves every run."""
-    return build_graph()
+def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
+    return build_graph(checkpointer)
 
 
 def run_task(
     task: str,
     context: TaskContext,
     on_event: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread: str | None = None,
 ) -> TaskResult:
-    """Carry out a task against the attached knowledge (and workspace), reporting each step."""
+    """Carry out a task against the attached knowledge (and workspace), reporting each step.
+
+    With a `checkpointer` and a `thread` the run continues that thread: a follow-up task is
+    researched with the earlier tasks in mind (core/agentic/memory.py)."""
+    inputs: dict[str, Any] = {"task": task}
+    if checkpointer is not None and thread:
+        inputs = fresh_run(inputs, {"findings": [], "done": []})
+    else:
+        checkpointer = thread = None
     events, final = stream_run(
-        _graph(),
-        {"task": task},
+        _graph(checkpointer),
+        inputs,
         context,
         on_event,
         # research, plan, replan, report, one step per subtask, and room to spare
-        config={"recursion_limit": context.max_subtasks + 10},
+        config={"recursion_limit": context.max_subtasks + 10, **thread_config(thread)},
     )
     return TaskResult(
         task=task,

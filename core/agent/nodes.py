@@ -32,6 +32,7 @@ from core.agent.state import (
 )
 from core.agent.toolcalling import execute_with_tools
 from core.agent.tools import ToolBox
+from core.agentic.memory import HISTORY_TURNS, resolve_followup, turn_record
 from core.errors import LLMError
 from core.llm.boundary import tidy, tidy_list
 
@@ -86,7 +87,9 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     """Search the knowledge for the task itself (the agentic loop); offline, also look up the
     clauses of the known audit topics, so the re-plan can see which of them the knowledge has."""
     ctx = runtime.context
-    result = ctx.research(state["task"], lambda e: _emit(runtime, {**e, "phase": "research"}))
+    # A follow-up task ("now the same for the upload module") is read against the earlier ones.
+    question = resolve_followup(state["task"], state.get("turns", [])[-HISTORY_TURNS:])
+    result = ctx.research(question, lambda e: _emit(runtime, {**e, "phase": "research"}))
     refs = _distinct([knowledge_ref(h) for h in result.evidence])
     if ctx.llm is None and ctx.workspace is not None:
         for topic in offline.probe_topics():
@@ -296,4 +299,6 @@ def report(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         findings=state.get("findings", []),
     )
     _emit(runtime, {"node": "report", "findings": len(state.get("findings", []))})
-    return {"report": text}
+    summary = f"{len(state.get('findings', []))} findings. " + text[:300]
+    turn = turn_record(state["task"], state["task"], summary, runtime.context.knowledge_bases)
+    return {"report": text, "turns": [turn]}

@@ -10,6 +10,7 @@ import operator
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, TypedDict
 
+from core.agentic.memory import remember
 from core.models import Hit
 
 __all__ = ["Finding", "KnowledgeRef", "Subtask", "SubtaskOutcome", "TaskState", "knowledge_ref"]
@@ -116,6 +117,7 @@ class TaskState(TypedDict, total=False):
     """What flows between the nodes; each node returns a partial update of it."""
 
     task: str
+    turns: Annotated[list[dict[str, Any]], remember]  # the thread's earlier tasks (memory)
     research: list[KnowledgeRef]  # the knowledge found for the task, best first
     research_answer: str
     plan_before: list[str]

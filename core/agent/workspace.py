@@ -281,7 +281,8 @@ class Workspace:
             raise ZhixingError(f"{pattern!r} is not a valid regular expression: {exc}.") from exc
         hits: list[GrepHit] = []
         # The pattern may come from a model (or a document steering it): one that backtracks
-        # without end is stopped by the regex module's timeout, not left to hold the server.
+        # without end is stopped by the regex module's timeout, not left to hold the server,
+        # and matches with the GIL released (), so other sessions go on meanwhile.
         deadline = time.monotonic() + GREP_TIMEOUT_S
         for rel in self.list_files(glob, limit=10**9):
             path = self.root / rel
@@ -294,7 +295,7 @@ class Workspace:
                     try:
                         if left <= 0:
                             raise TimeoutError
-                        found = compiled.search(text, timeout=left)
+                        found = compiled.search(text, timeout=left, concurrent=True)
                     except TimeoutError:
                         raise ZhixingError(
                             f"The pattern {pattern[:80]!r} took longer than {GREP_TIMEOUT_S:g} s"

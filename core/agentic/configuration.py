@@ -34,7 +34,8 @@ class AgentContext:
     Without `llm` the loop runs offline: the judge checks aspect-term coverage and the refiner
     queries uncovered terms and the `neighbours` (related entity names) of those terms.
     `evidence_per_round` is how many of each query's top hits a round keeps as evidence, and how
-    many per aspect `merge` passes on to the answer.
+    many per aspect `merge` passes on to the answer. On a conversation's thread, `kbs` and
+    `visible` decide which earlier turns the plan may lean on (core/agentic/memory.py).
     """
 
     retrieve: Callable[[list[str], list[QueryRewrites | None]], list[list[Hit]]]
@@ -43,6 +44,9 @@ class AgentContext:
     neighbours: Callable[[Sequence[str]], list[str]] | None = None
     max_rounds: int = 3
     evidence_per_round: int = 10
+    kbs: Sequence[str] = ()  # the knowledge bases searched, recorded with the turn
+    # The knowledge bases the user may read now: earlier turns that cited others are not used.
+    visible: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         low, high = MAX_ROUNDS_RANGE

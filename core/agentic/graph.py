@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from core.agentic import nodes
 from core.agentic.configuration import AgentContext, AnswerLike
+from core.agentic.memory import fresh_run, thread_config
 from core.agentic.state import AgentState
 from core.agentic.streaming import stream_run
 from core.models import Hit
@@ -46,8 +48,9 @@ def route_after_refine(state: AgentState) -> Literal["retrieve", "merge"]:
     return "retrieve" if state.get("queries") else "merge"
 
 
-def build_graph() -> CompiledStateGraph:
-    """Wire the nodes and routers into the compiled agentic graph."""
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Wire the nodes and routers into the compiled agentic graph (with the conversations'
+    checkpointer when runs go on threads)."""
     graph = StateGraph(AgentState, context_schema=AgentContext)
     graph.add_node("plan", nodes.plan)
     graph.add_node("retrieve", nodes.retrieve)
@@ -62,7 +65,7 @@ def build_graph() -> CompiledStateGraph:
     graph.add_conditional_edges("refine", route_after_refine, ["retrieve", "merge"])
     graph.add_edge("merge", "answer")
     graph.add_edge("answer", END)
-    return graph.compile(name="agentic_retrieval")
+    return graph.compile(name="agentic_retrieval", checkpointer=checkpointer)
 
 
 @dataclass
@@ -115,18 +118,30 @@ def rounds_from_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @cache
-def _graph() -> CompiledStateGraph:
-    """Compiling is pure wiring, so one compiled graph serves every run."""
-    return build_graph()
+def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
+    return build_graph(checkpointer)
 
 
 def run_agentic(
     question: str,
     context: AgentContext,
     on_event: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread: str | None = None,
 ) -> AgenticResult:
-    """Answer a question in up to `context.max_rounds` search rounds, reporting each step live."""
-    events, final = stream_run(_graph(), {"question": question}, context, on_event)
+    """Answer a question in up to `context.max_rounds` search rounds, reporting each step live.
+
+    With a `checkpointer` and a `thread` (a conversation's id) the run continues that thread:
+    a follow-up question is read with the earlier turns (core/agentic/memory.py)."""
+    inputs: dict[str, Any] = {"question": question}
+    if checkpointer is not None and thread:
+        inputs = fresh_run(inputs, {"asked": [], "evidence": {}})
+    else:
+        checkpointer = thread = None
+    graph = _graph(checkpointer)
+    events, final = stream_run(graph, inputs, context, on_event, thread_config(thread))
     return AgenticResult(
         answer=final["answer"],
         rounds=rounds_from_events(events),

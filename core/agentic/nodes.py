@@ -19,6 +19,7 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from core.agentic.configuration import AgentContext
+from core.agentic.memory import history_text, resolve_followup, turn_record, usable_turns
 from core.agentic.prompts import (
     AGENT_ROLES,
     AgentPlan,
@@ -146,9 +147,14 @@ def _as_aspects(names: Sequence[str], aspects: Sequence[str]) -> list[str]:
 
 
 def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    """Split the question into 1–4 aspects and write round 1's queries."""
-    question = state["question"].strip()
-    result = cast(AgentPlan | None, _call(runtime, "plan", {"question": question}))
+    """Resolve a follow-up against the thread's earlier turns, split the question into 1–4
+    aspects and write round 1's queries."""
+    original = state["question"].strip()
+    turns = usable_turns(state.get("turns", []), runtime.context.visible)
+    variables = {"question": original, "history": history_text(turns)}
+    result = cast(AgentPlan | None, _call(runtime, "plan", variables))
+    written = tidy(result.question, limit=_QUERY_CHARS) if result is not None and turns else ""
+    question = written or resolve_followup(original, turns)
     if result is not None:
         aspects = tidy_list(result.aspects, limit=_ASPECT_CHARS, max_items=MAX_ASPECTS)
         aspects = aspects or [question]
@@ -172,12 +178,15 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         {
             "node": "plan",
             "round": 1,
+            **({"resolved": question} if question != original else {}),
             "aspects": aspects,
             "queries": [q.text for q in queries],
             "llm": result is not None,
         },
     )
     return {
+        "question": question,
+        "original": original,
         "max_rounds": runtime.context.max_rounds,
         "aspects": aspects,
         "terms": terms,
@@ -386,4 +395,7 @@ def answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         state["question"], state.get("merged", []), state.get("aspects", [])
     )
     _emit(runtime, {"node": "answer", "round": state["round"], "found": bool(result.found)})
-    return {"answer": result}
+    question = state["question"]
+    said = str(result.to_json().get("answer", ""))
+    turn = turn_record(state.get("original", question), question, said, runtime.context.kbs)
+    return {"answer": result, "turns": [turn]}

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
+from core.agentic.memory import remember
 from core.models import Hit
 from core.search.rewrite import QueryRewrites
 
@@ -52,7 +53,9 @@ def keep_best_evidence(
 class AgentState(TypedDict, total=False):
     """What flows between the nodes; each node returns a partial update of it."""
 
-    question: str
+    question: str  # as it stands alone (`plan` resolves a follow-up against the turns)
+    original: str  # as the user asked it
+    turns: Annotated[list[dict[str, Any]], remember]  # the thread's earlier turns (memory)
     max_rounds: int  # copied from the context by `plan`, so the routers stay pure
     aspects: list[str]
     terms: dict[str, list[str]]  # aspect -> its key terms, for the offline judge and refiner

@@ -22,11 +22,17 @@ def stream_run(
     config: Mapping[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run `graph`, handing each node's event to `on_event` as it happens; return every event
-    and the final state."""
+    and the final state. On a thread (a checkpointed graph, `config` naming the thread) the
+    checkpoint is written once, when the run ends: a conversation remembers finished turns."""
     events: list[dict[str, Any]] = []
     final: dict[str, Any] = {}
+    config = dict(config or {})
     stream = graph.stream(
-        dict(inputs), context=context, stream_mode=["custom", "values"], config=dict(config or {})
+        dict(inputs),
+        context=context,
+        stream_mode=["custom", "values"],
+        config=config,
+        durability="exit" if config.get("configurable", {}).get("thread_id") else None,
     )
     for mode, chunk in stream:
         if mode == "custom":

@@ -72,14 +72,19 @@ _KIND_TABLE["relation"] = "relations"
 
 
 def export_kb(service: KnowledgeService, name: str, path: Path | str) -> dict[str, Any]:
-    """Write knowledge base `name` to the archive `path`; return what it holds (counts)."""
+    """Write knowledge base `name` to the archive `path`; return what it holds (counts).
+
+    Exporting is an editor's right (DESIGN §10): an archive carries every row out of the
+    server's access control. The role is checked before the name, so a viewer learns nothing of
+    restricted knowledge bases; `service.kb` then keeps those invisible to non-members.
+    """
     path = Path(path)
-    service.authorize("read", name)
-    kb = service.catalog.get_kb(name)
-    with service.catalog.transaction():  # one consistent snapshot of the catalog rows
+    service.actor.require("build", "export knowledge bases")
+    kb = service.kb(name)
+    with service._catalog.transaction():  # one consistent snapshot of the catalog rows
         tables = {
             table: list(
-                service.catalog.db.query(
+                service._catalog.db.query(
                     f"SELECT {', '.join(f't.{c}' for c in cols)} FROM {table} t"
                     f" {_JOINS.get(table, 'WHERE t.kb_id = ?')} ORDER BY t.rowid",
                     [kb.id],
@@ -90,7 +95,7 @@ def export_kb(service: KnowledgeService, name: str, path: Path | str) -> dict[st
     records, dense = _fetch_vectors(service, kb, tables)
     counts = {table: len(rows) for table, rows in tables.items()} | {"vectors": len(records)}
     row = next(
-        iter(service.catalog.db.query("SELECT * FROM knowledge_bases WHERE id = ?", [kb.id]))
+        iter(service._catalog.db.query("SELECT * FROM knowledge_bases WHERE id = ?", [kb.id]))
     )
     meta = {k: row[k] for k in ("name", "description", "build_mode", "analysis", "created_at")}
     manifest = {
@@ -110,7 +115,7 @@ def _fetch_vectors(
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
     """The vectors of every chunk, question, entity and relation the catalog rows name."""
     pks = [primary_key(k, int(r["id"])) for k, t in _KIND_TABLE.items() for r in tables[t]]
-    found = service.vectors.fetch(kb.dimension, pks)
+    found = service._vectors.fetch(kb.dimension, pks)
     found = [r for r in found if int(r["kb"]) == kb.id]
     found.sort(key=lambda r: (KINDS.index(r["kind"]), int(r["ref_id"])))
     records = [
@@ -133,25 +138,25 @@ def import_kb(
     archive = read_archive(path)
     meta, embedding = archive.manifest["kb"], archive.manifest["embedding"]
     name = (as_name if as_name is not None else meta["name"]).strip()
-    if service.catalog.find_kb(name) is not None:
-        raise StoreError(
-            f"A knowledge base named {name!r} already exists; import under another name with"
-            " --as NAME, or delete it first."
-        )
+    try:
+        # A name taken by a knowledge base the user may not see is refused without saying so.
+        service.check_name_free(name)
+    except StoreError as exc:
+        raise StoreError(f"{exc} Import under another name with --as NAME.") from exc
     target = (service.embedder.name, int(service.embedder.dimension))
     reuse = (embedding["name"], embedding["dimension"]) == target
     kb_id, ids = _insert_catalog(service, archive, name, target)
     try:
         written = _write_vectors(service, archive, kb_id, ids, reuse)
         docs = archive.tables["documents"]
-        service.catalog.mark_indexed(
+        service._catalog.mark_indexed(
             ids["documents"][int(d["id"])] for d in docs if d["status"] == "indexed"
         )
     except BaseException:
         with contextlib.suppress(Exception):  # the catalog, the source of truth, goes below
-            service.vectors.delete(target[1], kb=kb_id)
-            service.vectors.flush(target[1])
-        service.catalog.delete_kb(kb_id)
+            service._vectors.delete(target[1], kb=kb_id)
+            service._vectors.flush(target[1])
+        service._catalog.delete_kb(kb_id)
         raise
     counts = {t: len(rows) for t, rows in archive.tables.items()} | {"vectors": written}
     summary = _summary(name, path, target[0], target[1], counts)
@@ -165,8 +170,8 @@ def _insert_catalog(
     meta = archive.manifest["kb"]
     ids: dict[str, dict[int, int]] = {t: {} for t in TABLES}
     try:
-        with service.catalog.transaction():  # create_kb joins it: it checks the name rules
-            kb = service.catalog.create_kb(
+        with service._catalog.transaction():  # create_kb joins it: it checks the name rules
+            kb = service._catalog.create_kb(
                 name,
                 mode=meta["build_mode"],
                 tags=[str(t) for t in meta.get("tags", [])],
@@ -174,7 +179,7 @@ def _insert_catalog(
                 embedding=embedding[0],
                 dimension=embedding[1],
             )
-            service.catalog.db.execute(
+            service._catalog.db.execute(
                 "UPDATE knowledge_bases SET analysis = ?, created_at = ? WHERE id = ?",
                 (meta["analysis"], float(meta.get("created_at") or time.time()), kb.id),
             )
@@ -205,7 +210,7 @@ def _insert_rows(
             values = [_remap(ids, c, row[c]) for c in own] + ([kb_id] if kb_col else [])
             if table == "documents" and row["status"] == "indexed":
                 values[own.index("status")] = "chunked"  # `indexed` once its vectors are in
-            new_id = service.catalog.db.execute(sql, values).lastrowid
+            new_id = service._catalog.db.execute(sql, values).lastrowid
             if "id" in cols:
                 ids[table][int(row["id"])] = int(new_id or 0)
         except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
@@ -247,7 +252,7 @@ def _write_vectors(
             vectors = service.embedder.embed(
                 [raw.get((k, old), text) for k, _, _, text, old in part]
             )
-        service.vectors.upsert(
+        service._vectors.upsert(
             dimension,
             [
                 VectorRecord(kb=kb_id, doc=doc, kind=kind, ref_id=ref, text=text, vector=vector)
@@ -255,7 +260,7 @@ def _write_vectors(
             ],
         )
     if records:
-        service.vectors.flush(dimension)
+        service._vectors.flush(dimension)
     return len(records)
 
 
@@ -277,7 +282,7 @@ def _embedded_texts(
     }
     out |= {("question", int(q["id"])): q["text"] for q in archive.tables["questions"]}
     new_to_old = {new: old for old, new in ids["entities"].items()}
-    texts = service.graph.entity_text(list(new_to_old))
+    texts = service._graph.entity_text(list(new_to_old))
     out |= {("entity", new_to_old[new]): text for new, text in texts.items()}
     return out
 

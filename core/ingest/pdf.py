@@ -1,5 +1,10 @@
 """Parse a PDF into pages: open and vet the file, fan page ranges out to worker processes, and
-turn what the pages gave into a ParsedDocument with a title and honest warnings."""
+turn what the pages gave into a ParsedDocument with a title and honest warnings.
+
+Every parse runs in worker processes, even a one-page file, so that a hostile file cannot hold
+a build forever: past PARSE_TIMEOUT_S they are killed. That costs a process start (about 0.3 s)
+per file. Files over MAX_PDF_BYTES are refused before they are opened.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,11 +20,16 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from core.errors import ParseError
-from core.ingest.pdf_page import PageResult, open_pdf, parse_page_range, parse_with_pdfminer
+from core.ingest.pdf_page import PageResult, open_pdf
 from core.models import Page, ParsedDocument
 
-__all__ = ["parse_pdf"]
+__all__ = ["MAX_PDF_BYTES", "PARSE_TIMEOUT_S", "parse_pdf"]
 
+# The longest one PDF's parse may take, all its workers together (a few minutes is a
+# 1,000-page standard on a slow machine). Read at call time, so tests may lower it.
+PARSE_TIMEOUT_S = 600.0
+# The largest PDF accepted: far above any text document (uploads stop at 200 MB already).
+MAX_PDF_BYTES = 512 * 2**20
 # Below this many pages per worker, starting a process costs more than it saves.
 _MIN_PAGES_PER_WORKER = 8
 # Metadata titles that are really a file name or a tool's placeholder.
@@ -29,19 +40,39 @@ _STRAY_TITLES = re.compile(
 )
 
 
-def parse_pdf(path: Path, source: str, *, workers: int = 1) -> ParsedDocument:
-    """Parse the PDF at `path`; raise ParseError naming `source` when it cannot be read."""
+def parse_pdf(
+    path: Path, source: str, *, workers: int = 1, timeout_s: float | None = None
+) -> ParsedDocument:
+    """Parse the PDF at `path`; raise ParseError naming `source` when it cannot be read, is too
+    big, or takes longer than `timeout_s` (default PARSE_TIMEOUT_S)."""
+    timeout_s = PARSE_TIMEOUT_S if timeout_s is None else timeout_s
+    _check_size(path, source)
     vetted = _vet(path, source)
     if vetted is None:
         # pdfium refused the file; pdfminer is more forgiving of some broken structures.
-        results, meta_title = _rescue(path, source)
+        results, meta_title = _rescue(path.resolve(), source, timeout_s)
     else:
         count, meta_title = vetted
-        results = _parse_pages(path, source, count, workers)
+        ranges = _ranges(count, workers)
+        jobs = [[str(a), str(b)] for a, b in ranges]
+        outputs = _run_workers(path.resolve(), source, jobs, timeout_s)
+        results = [PageResult(**item) for out in outputs for item in json.loads(out)]
     pages, warnings = _collect(results, source)
     pages = _join_continued_tables(_drop_running_lines(pages))
     title = _title(meta_title, pages, path)
     return ParsedDocument(source, "pdf", title, tuple(pages), tuple(warnings))
+
+
+def _check_size(path: Path, source: str) -> None:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ParseError(f"{source} could not be read ({exc.strerror or exc}).") from None
+    if size > MAX_PDF_BYTES:
+        raise ParseError(
+            f"{source} is larger than the {MAX_PDF_BYTES / 2**20:g} MB a PDF may be;"
+            " split it into smaller files."
+        )
 
 
 def _vet(path: Path, source: str) -> tuple[int, str] | None:
@@ -69,16 +100,15 @@ def _vet(path: Path, source: str) -> tuple[int, str] | None:
     return count, title
 
 
-def _rescue(path: Path, source: str) -> tuple[list[PageResult], str]:
-    try:
-        results, title = parse_with_pdfminer(path)
-    except Exception:  # pdfminer raises many types for broken files; all mean "unreadable"
-        raise ParseError(
-            f"{source} is not a readable PDF (the file is damaged or incomplete)."
-        ) from None
+def _rescue(path: Path, source: str, timeout_s: float) -> tuple[list[PageResult], str]:
+    (out,) = _run_workers(path, source, [["--rescue"]], timeout_s)
+    found = json.loads(out)
+    if not found["readable"]:
+        raise ParseError(f"{source} is not a readable PDF (the file is damaged or incomplete).")
+    results = [PageResult(**item) for item in found["pages"]]
     if not results:
         raise ParseError(f"{source} has no pages.")
-    return results, title
+    return results, str(found["title"])
 
 
 def _ranges(count: int, workers: int) -> list[tuple[int, int]]:
@@ -92,45 +122,52 @@ def _ranges(count: int, workers: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _parse_pages(path: Path, source: str, count: int, workers: int) -> list[PageResult]:
-    ranges = _ranges(count, workers)
-    if len(ranges) == 1:
-        return parse_page_range(str(path), 0, count)
-    return _run_workers(path.resolve(), source, ranges)
+def _worker_command() -> list[str]:
+    """The worker process's command line, before its arguments (a seam for tests)."""
+    return [sys.executable, "-m", "core.ingest.pdf_worker"]
 
 
-def _run_workers(path: Path, source: str, ranges: list[tuple[int, int]]) -> list[PageResult]:
-    """Parse page ranges in fresh worker processes, each opening the file itself.
+def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: float) -> list[bytes]:
+    """Run one worker process per job (its arguments after the path); return their outputs.
 
     Plain subprocesses rather than multiprocessing: the app and the build pipeline run threads
     (forking them can deadlock), and spawn/forkserver would re-run the caller's main script,
-    which under Streamlit is a page.
+    which under Streamlit is a page. All of them share one deadline; past it all are killed.
     """
     root = Path(__file__).resolve().parents[2]  # so `python -m core.ingest...` finds the package
-    command = [sys.executable, "-m", "core.ingest.pdf_worker", str(path)]
+    deadline = time.monotonic() + timeout_s
     procs = [
         subprocess.Popen(
-            [*command, str(a), str(b)],
+            [*_worker_command(), str(path), *args],
             cwd=root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        for a, b in ranges
+        for args in jobs
     ]
-    results: list[PageResult] = []
+    outputs: list[bytes] = []
     try:
         for proc in procs:
-            out, _ = proc.communicate()
+            try:
+                out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise ParseError(
+                    f"{source} took longer than the {timeout_s:g}-second limit to parse and was"
+                    " stopped; check that it is not damaged, or split it into smaller files."
+                ) from None
             if proc.returncode != 0:
                 raise ParseError(f"{source} crashed the PDF parser; the file may be damaged.")
-            results.extend(PageResult(**item) for item in json.loads(out))
+            outputs.append(out)
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    return results
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+    return outputs
 
 
 def _collect(results: Sequence[PageResult], source: str) -> tuple[list[Page], list[str]]:

@@ -1,7 +1,10 @@
 """The PDF parse worker process: `python -m core.ingest.pdf_worker PATH START STOP`.
 
-It parses pages [START, STOP) and writes them to stdout as JSON. A module of its own, which the
-package does not import, so that running it with -m does not load it twice.
+It parses pages [START, STOP) and writes them to stdout as JSON. `PATH --rescue` reads the
+whole file with pdfminer instead (for files pdfium refuses) and writes `{"readable", "title",
+"pages"}`, `readable` false when pdfminer cannot read it either. A module of its own, which
+the package does not import, so that running it with -m does not load it twice. Every parse
+runs in such a process so that core/ingest/pdf.py can kill it past its time limit.
 """
 
 from __future__ import annotations
@@ -9,17 +12,29 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
-from core.ingest.pdf_page import parse_page_range
+from core.ingest.pdf_page import parse_page_range, parse_with_pdfminer
 
 __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the page range given on the command line and print the results as JSON."""
-    path, start, stop = (argv if argv is not None else sys.argv[1:])[:3]
-    results = parse_page_range(path, int(start), int(stop))
-    json.dump([asdict(r) for r in results], sys.stdout, ensure_ascii=False)
+    """Parse what the command line names and print the results as JSON."""
+    args = argv if argv is not None else sys.argv[1:]
+    if args[1:2] == ["--rescue"]:
+        try:
+            results, title = parse_with_pdfminer(Path(args[0]))
+        except Exception:  # pdfminer raises many types for broken files; all mean "unreadable"
+            results, title = [], ""
+            readable = False
+        else:
+            readable = True
+        out: object = {"readable": readable, "title": title, "pages": [asdict(r) for r in results]}
+    else:
+        path, start, stop = args[:3]
+        out = [asdict(r) for r in parse_page_range(path, int(start), int(stop))]
+    json.dump(out, sys.stdout, ensure_ascii=False)
     return 0
 
 

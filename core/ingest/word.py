@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import docx
@@ -21,12 +23,35 @@ __all__ = ["parse_docx"]
 # Built-in heading styles keep their English names in styles.xml even in a Chinese Word, but
 # documents converted by other tools carry localized names.
 _HEADING_STYLE = re.compile(r"^(heading|标题|標題|titre|überschrift)\s*(\d)$", re.I)
+# A .docx is a zip: one that unpacks to more than this is refused as a zip bomb. Text, styles
+# and embedded images fit far below it (uploads are capped at 200 MB packed). Read at call time.
+MAX_UNPACKED_BYTES = 256 * 2**20
 
 
-def parse_docx(path: Path, source: str) -> ParsedDocument:
-    """Parse a .docx file into one page of Markdown-like text, in document order."""
+def parse_docx(path: Path, source: str, *, max_bytes: int | None = None) -> ParsedDocument:
+    """Parse a .docx file into one page of Markdown-like text, in document order.
+
+    `max_bytes` caps what the archive may unpack to (default MAX_UNPACKED_BYTES).
+    """
+    limit = MAX_UNPACKED_BYTES if max_bytes is None else max_bytes
     try:
-        document = docx.Document(str(path))
+        package = _unpack(path, source, limit)
+    except OSError as exc:
+        raise ParseError(f"{source} could not be read ({exc.strerror or exc}).") from None
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        ValueError,
+        RuntimeError,
+        NotImplementedError,
+    ):
+        # RuntimeError: an encrypted member; NotImplementedError: an unknown compression.
+        raise ParseError(
+            f"{source} is not a valid Word document (.docx); it may be damaged."
+        ) from None
+    try:
+        document = docx.Document(package)
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError):
         raise ParseError(
             f"{source} is not a valid Word document (.docx); it may be damaged."
@@ -53,6 +78,35 @@ def parse_docx(path: Path, source: str) -> ParsedDocument:
         raise ParseError(f"{source} contains no text.")
     title = (document.core_properties.title or "").strip() or first_heading or path.stem
     return ParsedDocument(source, "docx", title, (Page(1, text),))
+
+
+def _unpack(path: Path, source: str, limit: int) -> io.BytesIO:
+    """The package re-written uncompressed in memory, reading at most `limit` bytes out of it;
+    python-docx then never inflates the file's own streams."""
+    with zipfile.ZipFile(path) as archive:
+        # The last of duplicate names, as zipfile (and so python-docx) would read.
+        members = {info.filename: info for info in archive.infolist() if not info.is_dir()}
+        if sum(info.file_size for info in members.values()) > limit:
+            raise _too_big(source, limit)  # refused from the declared sizes, before any read
+        left = limit
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
+            for info in members.values():
+                with archive.open(info) as member:
+                    data = member.read(left + 1)  # the declared sizes may lie: bound the read
+                left -= len(data)
+                if left < 0:
+                    raise _too_big(source, limit)
+                copy.writestr(info.filename, data)
+    out.seek(0)
+    return out
+
+
+def _too_big(source: str, limit: int) -> ParseError:
+    return ParseError(
+        f"{source} unpacks to more than {limit / 2**20:g} MB, which looks like a zip bomb;"
+        " re-save it from Word or split it into smaller documents."
+    )
 
 
 def _paragraph(paragraph: Paragraph) -> str:

@@ -414,6 +414,17 @@ class GraphStore:
         )
         return list(dict.fromkeys(r["name"] for r in rows))
 
+    def in_kb(self, kb_id: int, entity_ids: Sequence[int]) -> list[int]:
+        """Those of the entity ids that belong to the knowledge base."""
+        if not entity_ids:
+            return []
+        marks = ",".join("?" * len(entity_ids))
+        rows = self.catalog._rows(
+            f"SELECT id FROM entities WHERE kb_id = ? AND id IN ({marks})",
+            [kb_id, *entity_ids],
+        )
+        return [r["id"] for r in rows]
+
     def entities(self, entity_ids: Sequence[int]) -> list[StoredEntity]:
         if not entity_ids:
             return []

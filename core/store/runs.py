@@ -1,17 +1,23 @@
-"""The run log: every agentic `ask`, with its answer and its trace, kept in the catalog's SQLite.
+"""The run log and the conversations: every `ask` and task run, with its answer (or report) and
+its trace, each owned by the user who asked and filed under one of that user's conversations.
 
-The table lives in the catalog file but is created here, by its own `CREATE TABLE IF NOT EXISTS`,
-so the catalog schema does not need to know about runs.
+Kept in the catalog's SQLite, created here by its own `CREATE TABLE IF NOT EXISTS` (so the
+catalog schema does not need to know about runs). A conversation is also a LangGraph thread:
+its id is the `thread_id` under which the agents' checkpointer keeps the graph's memory
+(core/agentic/memory.py). Runs stored before conversations existed belong to the local operator
+and to no conversation.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.errors import NotFoundError
+from core.models import Conversation
 from core.store.catalog import Catalog
 
 __all__ = ["RunStore"]
@@ -26,18 +32,76 @@ CREATE TABLE IF NOT EXISTS runs (
     started_at REAL NOT NULL,
     finished_at REAL
 );
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated_at);
 """
-
+# Columns added to `runs` after its first release (ALTER TABLE on an older catalog).
+_ADDED = {
+    "owner": "TEXT NOT NULL DEFAULT 'local'",
+    "conversation": "TEXT",
+    "kind": "TEXT NOT NULL DEFAULT 'ask'",
+}
 _JSON_COLUMNS = ("kbs", "answer", "trace")
+_TITLE_CHARS = 60
 
 
 class RunStore:
-    """Agentic runs stored in the catalog database: `save` one, `get` it back, list `recent`."""
+    """Runs and conversations in the catalog database. The store checks no rights: the
+    service passes the owner it has checked, and filters what a user may read."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         with catalog.transaction():
-            catalog.db.execute(_SCHEMA)
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                catalog.db.execute(statement)
+            have = {r["name"] for r in catalog._rows("PRAGMA table_info(runs)")}
+            for column, kind in _ADDED.items():
+                if column not in have:
+                    catalog.db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
+            catalog.db.execute(
+                "CREATE INDEX IF NOT EXISTS runs_conversation ON runs (conversation, id)"
+            )
+
+    # --- conversations ----------------------------------------------------------------------
+
+    def new_conversation(self, owner: str, title: str = "") -> Conversation:
+        now = time.time()
+        conversation = Conversation(uuid.uuid4().hex, owner, _title(title), now, now, 0)
+        with self.catalog.transaction():
+            self.catalog.db.execute(
+                "INSERT INTO conversations (id, owner, title, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (conversation.id, owner, conversation.title, now, now),
+            )
+        return conversation
+
+    def conversation(self, conversation_id: str, owner: str) -> Conversation:
+        """The owner's conversation; another user's reads as missing, never as forbidden."""
+        rows = self.catalog._rows(
+            _CONVERSATIONS + " WHERE c.id = ? AND c.owner = ? GROUP BY c.id",
+            (conversation_id, owner),
+        )
+        if not rows:
+            raise NotFoundError(
+                "There is no such conversation; start a new one or pick one from the list."
+            )
+        return _conversation(rows[0])
+
+    def conversations(self, owner: str, limit: int = 30) -> list[Conversation]:
+        """The owner's conversations, the latest first."""
+        rows = self.catalog._rows(
+            _CONVERSATIONS + " WHERE c.owner = ? GROUP BY c.id ORDER BY c.updated_at DESC LIMIT ?",
+            (owner, limit),
+        )
+        return [_conversation(r) for r in rows]
+
+    # --- runs -------------------------------------------------------------------------------
 
     def save(
         self,
@@ -48,22 +112,36 @@ class RunStore:
         *,
         started_at: float,
         finished_at: float | None = None,
+        owner: str = "local",
+        conversation: str | None = None,
+        kind: str = "ask",
     ) -> int:
-        """Store one run and return its id; `finished_at` defaults to now."""
+        """Store one run and return its id; `finished_at` defaults to now. A run filed under a
+        conversation moves it to the top of its owner's list (and names it, if it has no name)."""
+        finished = time.time() if finished_at is None else finished_at
         values = (
             question,
             json.dumps(list(kbs), ensure_ascii=False),
             json.dumps(answer, ensure_ascii=False),
             json.dumps(trace, ensure_ascii=False, default=str),
             started_at,
-            time.time() if finished_at is None else finished_at,
+            finished,
+            owner,
+            conversation,
+            kind,
         )
         with self.catalog.transaction():
             cursor = self.catalog.db.execute(
-                "INSERT INTO runs (question, kbs, answer, trace, started_at, finished_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (question, kbs, answer, trace, started_at, finished_at,"
+                " owner, conversation, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
+            if conversation is not None:
+                self.catalog.db.execute(
+                    "UPDATE conversations SET updated_at = ?,"
+                    " title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+                    (finished, _title(question), conversation),
+                )
             return int(cursor.lastrowid or 0)
 
     def get(self, run_id: int) -> dict[str, Any]:
@@ -73,45 +151,44 @@ class RunStore:
             raise NotFoundError(f"There is no run {run_id}; `recent()` lists the stored runs.")
         return _decoded(rows[0])
 
-    def recent(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The latest runs, newest first."""
-        rows = self.catalog._rows("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
-        return [_decoded(row) for row in rows]
-
-    def since(self, after_id: int = 0, limit: int = 50) -> list[dict[str, Any]]:
-        """The latest `limit` runs after run `after_id`, oldest first (a conversation, in order)."""
+    def recent(self, limit: int = 20, *, owner: str | None = None) -> list[dict[str, Any]]:
+        """The latest runs (of one owner, or everyone's), newest first."""
+        where, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
         rows = self.catalog._rows(
-            "SELECT * FROM (SELECT * FROM runs WHERE id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-            (after_id, limit),
+            f"SELECT * FROM runs {where} ORDER BY id DESC LIMIT ?", (*params, limit)
         )
         return [_decoded(row) for row in rows]
 
-    def mark(self, name: str) -> int:
-        """Set the named marker to the latest run id (e.g. where a new conversation starts)."""
-        with self.catalog.transaction():
-            self.catalog.db.execute(_MARKS_SCHEMA)
-            self.catalog.db.execute(
-                "INSERT OR REPLACE INTO run_marks (name, run_id)"
-                " VALUES (?, (SELECT COALESCE(MAX(id), 0) FROM runs))",
-                (name,),
-            )
-        return self.marker(name)
-
-    def marker(self, name: str) -> int:
-        """The run id the named marker points at; 0 when it was never set."""
-        with self.catalog.transaction():
-            self.catalog.db.execute(_MARKS_SCHEMA)
-        rows = self.catalog._rows("SELECT run_id FROM run_marks WHERE name = ?", (name,))
-        return int(rows[0]["run_id"]) if rows else 0
+    def turns(self, conversation_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest `limit` runs of a conversation, oldest first (the conversation, in order)."""
+        rows = self.catalog._rows(
+            "SELECT * FROM (SELECT * FROM runs WHERE conversation = ? ORDER BY id DESC LIMIT ?)"
+            " ORDER BY id",
+            (conversation_id, limit),
+        )
+        return [_decoded(row) for row in rows]
 
 
-# Named positions in the run log (the agent page's "new conversation"), created on first use.
-_MARKS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS run_marks (
-    name TEXT PRIMARY KEY,
-    run_id INTEGER NOT NULL
-);
-"""
+_CONVERSATIONS = (
+    "SELECT c.*, COUNT(r.id) AS turns FROM conversations c"
+    " LEFT JOIN runs r ON r.conversation = c.id"
+)
+
+
+def _title(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _TITLE_CHARS else text[: _TITLE_CHARS - 1] + "…"
+
+
+def _conversation(row: Mapping[str, Any]) -> Conversation:
+    return Conversation(
+        id=row["id"],
+        owner=row["owner"],
+        title=row["title"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        turns=int(row["turns"] or 0),
+    )
 
 
 def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:

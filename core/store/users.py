@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS login_failures (
     at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS login_failures_name ON login_failures(name, at);
+CREATE INDEX IF NOT EXISTS login_failures_client ON login_failures(client, at);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -154,18 +155,28 @@ class UserStore:
                 "DELETE FROM login_failures WHERE at < ?", (time.time() - 86400,)
             )
 
-    def failures_since(self, since: float, *, name: str = "", client: str = "") -> list[float]:
-        """When the failed logins since `since` happened, for a name or for a client."""
-        column, value = ("name", name) if name else ("client", client)
+    def failures_since(
+        self, since: float, *, name: str | None = None, client: str | None = None
+    ) -> list[float]:
+        """When the failed logins since `since` happened, for a name, a client, or both (a name
+        from one client); None matches any."""
+        if name is None and client is None:
+            raise ValueError("failures_since needs a name, a client or both")
+        filters = {k: v for k, v in (("name", name), ("client", client)) if v is not None}
+        where = "".join(f"{column} = ? AND " for column in filters)
         rows = self.catalog._rows(
-            f"SELECT at FROM login_failures WHERE {column} = ? AND at >= ? ORDER BY at",
-            (value, since),
+            f"SELECT at FROM login_failures WHERE {where}at >= ? ORDER BY at",
+            (*filters.values(), since),
         )
         return [float(r["at"]) for r in rows]
 
-    def clear_failures(self, name: str) -> None:
+    def clear_failures(self, name: str, client: str | None = None) -> None:
+        """Forget a name's failed logins: those from `client`, or from every client (None)."""
+        sql, values = "DELETE FROM login_failures WHERE name = ?", [name]
+        if client is not None:
+            sql, values = sql + " AND client = ?", [name, client]
         with self.catalog.transaction():
-            self.catalog.db.execute("DELETE FROM login_failures WHERE name = ?", (name,))
+            self.catalog.db.execute(sql, values)
 
     # --- audit log ---------------------------------------------------------------------------------
 

@@ -1,0 +1,424 @@
+"""Background build jobs: one `KnowledgeService.add` per job, in a daemon thread.
+
+One registry per server process (the app makes it once and hands it to every service it opens),
+so a job keeps running while its user moves to another page, is still listed after a browser
+reload, and outlives a reopened service. Pages never hold the registry: they read jobs through
+the service (`KnowledgeService.jobs()`, which shows only jobs of knowledge bases the user may
+see) as immutable `JobView` snapshots; only the job's own thread writes to a job, under the
+registry's lock. `when_idle` runs a callback once no build is running (the settings page uses
+it to reopen the shared service with new settings without closing it under a running build).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.build.events import BuildReport, ProgressEvent, ProgressSink
+from core.config import Settings
+from core.errors import ZhixingError, internal_error
+from core.ingest import sanitize_name
+from core.ingest.uploads import UploadRefusedError, check_upload
+
+if TYPE_CHECKING:
+    from core.service import KnowledgeService
+
+__all__ = [
+    "BuildJobs",
+    "JobBusyError",
+    "JobView",
+    "LogLine",
+    "estimate",
+]
+
+log = logging.getLogger(__name__)
+
+# The job log's own lines (the stages' lines come from the pipeline's events).
+LOG_STAGE_JOB = "job"
+LOG_STAGED = "已接收 {count} 个文件"
+LOG_RESUMING = "服务重启后继续未完成的构建"
+LOG_FINISHED = "构建完成"
+LOG_CANCELLED = "已取消"
+LOG_FAILED = "构建失败：{error}"
+BUSY = "知识库「{kb}」正在构建中，请等它完成或先取消，再操作。"
+NOTHING_TO_BUILD = "没有要构建的文件。"
+
+RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+PAUSED = "paused"  # the LLM endpoint is away; the job waits for it (core.build.pause)
+ACTIVE = (RUNNING, PAUSED)
+_MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event; cap the memory
+_MAX_FINISHED = 50  # finished jobs kept for their summaries
+
+
+class JobBusyError(ZhixingError):
+    """A knowledge base already has a build running."""
+
+
+@dataclass(frozen=True)
+class LogLine:
+    at: float  # time.time()
+    stage: str
+    message: str
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What a page may read about a job: a snapshot, never the live object."""
+
+    id: str
+    kb: str
+    files: tuple[str, ...]
+    state: str
+    done: int
+    total: int
+    chunks: int
+    eta_s: float | None
+    log: tuple[LogLine, ...]
+    report: BuildReport | None
+    error: str
+    started_at: float
+    finished_at: float | None
+    cancel_requested: bool
+
+    @property
+    def running(self) -> bool:
+        """Still at work (running, or paused waiting for the LLM endpoint)."""
+        return self.state in ACTIVE
+
+    @property
+    def fraction(self) -> float:
+        if not self.running:
+            return 1.0
+        return min(self.done / self.total, 1.0) if self.total else 0.0
+
+
+@dataclass
+class _Job:
+    id: str
+    kb: str
+    files: tuple[str, ...]
+    staging: Path | None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    state: str = RUNNING
+    done: int = 0
+    total: int = 0
+    chunks: int = 0
+    eta_s: float | None = None
+    log: list[LogLine] = field(default_factory=list)
+    report: BuildReport | None = None
+    error: str = ""
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    thread: threading.Thread | None = None
+
+    def view(self) -> JobView:
+        return JobView(
+            id=self.id,
+            kb=self.kb,
+            files=self.files,
+            state=self.state,
+            done=self.done,
+            total=self.total,
+            chunks=self.chunks,
+            eta_s=self.eta_s,
+            log=tuple(self.log),
+            report=self.report,
+            error=self.error,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            cancel_requested=self.cancel.is_set(),
+        )
+
+
+class BuildJobs:
+    """The build jobs of one server process, newest first; at most one running per knowledge
+    base."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, _Job] = {}
+        self._idle_callbacks: list[Callable[[], None]] = []
+
+    def start(
+        self,
+        service: KnowledgeService,
+        kb: str,
+        uploads: Sequence[tuple[str, bytes]] = (),
+        paths: Sequence[Path] = (),
+    ) -> JobView:
+        """Start adding `uploads` (name, content) and `paths` to knowledge base `kb`.
+
+        Uploads are saved under `<home>/uploads/<job id>/` by their sanitized names (a document
+        is named by its file name) and removed when the build ends.
+        """
+        service.kb(kb)  # a readable NotFoundError before anything is staged
+        if not uploads and not paths:
+            raise ZhixingError(NOTHING_TO_BUILD)
+        self.check_idle(kb)
+        job_id = uuid.uuid4().hex[:12]
+        # Staging writes files: do it outside the lock, then check again before registering.
+        staging = service.settings.home / "uploads" / job_id if uploads else None
+        limit = service.settings.max_upload_mb
+        staged = _stage(staging, uploads, max_upload_mb=limit) if staging else []
+        all_paths = [*staged, *(Path(p) for p in paths)]
+        job = _Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
+        self._log(job, LOG_STAGE_JOB, LOG_STAGED.format(count=len(all_paths)))
+
+        def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport:
+            return service.add(kb, all_paths, on_event=on_event, cancel=cancel)
+
+        job.thread = threading.Thread(
+            target=self._run, args=(job, build), name=f"zhixing-build-{job_id}", daemon=True
+        )
+        with self._lock:
+            try:
+                self._check_idle(kb)
+            except JobBusyError:
+                if staging is not None:
+                    shutil.rmtree(staging, ignore_errors=True)
+                raise
+            self._jobs = {job_id: job, **self._jobs}
+            self._trim()
+            job.thread.start()
+            return job.view()
+
+    def resume_interrupted(self, service: KnowledgeService) -> list[JobView]:
+        """Restart, as background jobs, the builds a crash or kill of the server interrupted.
+
+        Call once per server process. Their uploads are still staged under
+        `<home>/uploads/<job id>/`: that folder goes only when a job ends for good.
+        """
+        started = []
+        for record, kb in service.interrupted_builds():
+            staging = Path(record.staging) if record.staging else None
+            job = _Job(
+                id=staging.name if staging else f"job-{record.id}",
+                kb=kb,
+                files=tuple(Path(p).name for p in record.paths),
+                staging=staging,
+            )
+            self._log(job, LOG_STAGE_JOB, LOG_RESUMING)
+
+            def build(
+                on_event: ProgressSink, cancel: threading.Event, job_id: int = record.id
+            ) -> BuildReport | None:
+                reports = service.resume_interrupted(
+                    job_id=job_id, on_event=on_event, cancel=cancel
+                )
+                return reports[0] if reports else None
+
+            job.thread = threading.Thread(
+                target=self._run, args=(job, build), name=f"zhixing-build-{job.id}", daemon=True
+            )
+            with self._lock:
+                if self._running(kb) is not None or job.id in self._jobs:
+                    continue
+                self._jobs = {job.id: job, **self._jobs}
+                job.thread.start()
+                started.append(job.view())
+        return started
+
+    def get(self, job_id: str) -> JobView | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job.view() if job else None
+
+    def list(self, kb: str | None = None) -> list[JobView]:
+        """Every job (newest first), or only those of one knowledge base."""
+        with self._lock:
+            return [j.view() for j in self._jobs.values() if kb is None or j.kb == kb]
+
+    def running(self, kb: str) -> JobView | None:
+        with self._lock:
+            job = self._running(kb)
+            return job.view() if job else None
+
+    def any_running(self) -> bool:
+        """Whether any build (of any knowledge base) is still at work."""
+        with self._lock:
+            return self._any_active()
+
+    def when_idle(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` as soon as no build is running; return whether it ran now.
+
+        When builds are running it runs in the thread of the last one to end, after that job's
+        final state is set. It runs under the registry's lock, so no build starts while it runs:
+        it must not call this registry. An exception it raises is logged, never raised here.
+        """
+        with self._lock:
+            if self._any_active():
+                self._idle_callbacks.append(callback)
+                return False
+            _call(callback)
+            return True
+
+    def check_idle(self, kb: str) -> None:
+        """Raise JobBusyError when `kb` has a build running (before removing or deleting)."""
+        with self._lock:
+            self._check_idle(kb)
+
+    def cancel(self, job_id: str) -> None:
+        """Ask a job to stop after the document it is on; what is built stays."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is not None:
+            job.cancel.set()
+
+    def forget(self, job_id: str) -> None:
+        """Drop a finished job from the list (a running one stays)."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is not None and job.state not in ACTIVE:
+                del self._jobs[job_id]
+
+    def wait(self, job_id: str, timeout: float | None = None) -> JobView:
+        """Block until the job ends (or `timeout` seconds pass); return its latest view."""
+        with self._lock:
+            job = self._jobs[job_id]
+        if job.thread is not None:
+            job.thread.join(timeout)
+        with self._lock:
+            return job.view()
+
+    def wait_all(self, timeout: float | None = None) -> None:
+        """Wait for every running job: call before closing the service they use."""
+        with self._lock:
+            threads = [j.thread for j in self._jobs.values() if j.thread is not None]
+        for thread in threads:
+            thread.join(timeout)
+
+    # --- the job's thread ----------------------------------------------------------------------
+
+    def _run(self, job: _Job, build: Callable[[ProgressSink, threading.Event], Any]) -> None:
+        def on_event(event: ProgressEvent) -> None:
+            with self._lock:
+                job.done, job.total = event.done, event.total
+                job.chunks, job.eta_s = event.chunks, event.eta_s
+                if event.stage == PAUSED:
+                    job.state = PAUSED
+                elif job.state == PAUSED:
+                    job.state = RUNNING
+                self._log(job, event.stage, event.message)
+
+        report: BuildReport | None = None
+        error = ""
+        try:
+            report = build(on_event, job.cancel)
+        except ZhixingError as exc:
+            error = str(exc)
+        except Exception as exc:  # a bug must end the job readably, not kill it silently
+            log.error("build job %s of %s failed", job.id, job.kb, exc_info=True)
+            error = str(internal_error(exc, f"building {job.kb!r}"))
+        finally:
+            # A build that stopped (endpoint away too long) is resumable: keep its uploads.
+            # Otherwise the pipeline has removed them already; this covers a refused start.
+            if job.staging is not None and not (report is not None and report.stopped):
+                shutil.rmtree(job.staging, ignore_errors=True)
+        with self._lock:
+            job.report, job.finished_at = report, time.time()
+            if report is None or report.stopped:
+                job.state, job.error = FAILED, error or (report.stopped if report else "")
+                self._log(job, LOG_STAGE_JOB, LOG_FAILED.format(error=job.error))
+            elif job.cancel.is_set() and job.done < job.total:
+                # A cancel that came after the last document changed nothing: that job is done.
+                job.state = CANCELLED
+                self._log(job, LOG_STAGE_JOB, LOG_CANCELLED)
+            else:
+                job.state = DONE
+                self._log(job, LOG_STAGE_JOB, LOG_FINISHED)
+            if not self._any_active():
+                callbacks, self._idle_callbacks = self._idle_callbacks, []
+                for callback in callbacks:
+                    _call(callback)
+
+    # --- under the lock -----------------------------------------------------------------------
+
+    def _log(self, job: _Job, stage: str, message: str) -> None:
+        job.log.append(LogLine(time.time(), stage, message))
+        if len(job.log) > _MAX_LOG:
+            del job.log[: len(job.log) - _MAX_LOG]
+
+    def _any_active(self) -> bool:
+        return any(j.state in ACTIVE for j in self._jobs.values())
+
+    def _running(self, kb: str) -> _Job | None:
+        return next((j for j in self._jobs.values() if j.kb == kb and j.state in ACTIVE), None)
+
+    def _check_idle(self, kb: str) -> None:
+        if self._running(kb) is not None:
+            raise JobBusyError(BUSY.format(kb=kb))
+
+    def _trim(self) -> None:
+        finished = [i for i, j in self._jobs.items() if j.state not in ACTIVE]
+        for job_id in finished[_MAX_FINISHED:]:
+            del self._jobs[job_id]
+
+
+def _call(callback: Callable[[], None]) -> None:
+    try:
+        callback()
+    except Exception:  # an idle callback must not break the job that ran it, nor the page
+        log.exception("A callback waiting for the builds to end failed.")
+
+
+def _stage(
+    folder: Path, uploads: Sequence[tuple[str, bytes]], *, max_upload_mb: int | None = None
+) -> list[Path]:
+    """Save uploads by their sanitized names; a repeated name goes to a subfolder so that the
+    pipeline reports it as a duplicate instead of one file silently replacing the other.
+
+    Checked first (`_check_uploads`): nothing is written when any upload is refused.
+    """
+    _check_uploads(uploads, max_upload_mb)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    seen: set[str] = set()
+    for i, (name, content) in enumerate(uploads):
+        clean = sanitize_name(name)
+        target = folder / clean if clean not in seen else folder / f"dup-{i}" / clean
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        seen.add(clean)
+        paths.append(target)
+    return paths
+
+
+def _check_uploads(uploads: Sequence[tuple[str, bytes]], max_upload_mb: int | None) -> None:
+    """Refuse the whole upload, naming each file that is too big or of a type Zhixing does not
+    read, in the page's spirit: bad input creates nothing (the page deletes a knowledge base it
+    just made when its first build cannot start). Streamlit's uploader checks both as well, but
+    only for its own widget; this holds for any caller."""
+    limit = Settings.max_upload_mb if max_upload_mb is None else max_upload_mb
+    refused = []
+    for name, content in uploads:
+        try:
+            check_upload(name, content, max_mb=limit)
+        except UploadRefusedError as exc:
+            refused.append(str(exc))
+    if refused:
+        raise UploadRefusedError(" ".join(refused))
+
+
+def estimate(
+    service: KnowledgeService, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
+) -> dict[str, dict[str, Any]] | None:
+    """The LLM cost of building `uploads` in each mode into a new knowledge base; None offline.
+
+    Parses and chunks the files (a dry pass), so call it on demand, not on every rerun.
+    """
+    if not service.settings.llm_configured or not uploads:
+        return None
+    folder = service.settings.home / "uploads" / f"estimate-{uuid.uuid4().hex[:12]}"
+    try:
+        paths = _stage(folder, uploads, max_upload_mb=service.settings.max_upload_mb)
+        # A knowledge base not created yet: no documents, so nothing counts as already built.
+        return {mode: service.estimate_new(mode, paths) or {} for mode in modes}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

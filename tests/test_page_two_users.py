@@ -1,0 +1,133 @@
+"""Two users on one served app (AppTest sessions in one process share the app's one service,
+as the sessions of a served app do): each sees only their own conversations, a follow-up uses
+the earlier turn, and the build page shows only jobs of knowledge bases the user may see, with
+Cancel only for those who may build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.strings import recall as R
+from core.config import Settings
+from core.errors import AccessError
+from core.service import KnowledgeService, User
+
+MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+LEVELS = """# Password rules
+
+## Level 2
+
+At level 2 a password has at least 12 characters and is stored with bcrypt.
+
+## Level 3
+
+At level 3 a password has at least 16 characters and sign-in needs a hardware key.
+"""
+
+
+@pytest.fixture
+def served(app_home, monkeypatch, embedder):  # noqa: ANN001
+    monkeypatch.setenv("ZHIXING_AUTH", "required")
+    docs = app_home.parent / "docs"
+    docs.mkdir()
+    (docs / "levels.md").write_text(LEVELS, encoding="utf-8")
+    with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
+        for name, role in {"alice": "viewer", "bob": "viewer", "ed": "editor"}.items():
+            svc.add_user(name, role, f"{name}-password")
+        svc.create_kb("rules")
+        svc.add("rules", [docs / "levels.md"])
+        svc.create_kb("secret")
+        svc.restrict("secret", ["ed"])
+    return docs
+
+
+def _run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _session(name: str, page: str) -> AppTest:
+    at = _run(AppTest.from_file(MAIN, default_timeout=120))
+    at.text_input(key="login-name").input(name)
+    at.text_input(key="login-password").input(f"{name}-password")
+    at.button[0].click()
+    _run(at)
+    at.switch_page(f"../pages/{page}.py")
+    return _run(at)
+
+
+def _say(at: AppTest, message: str) -> AppTest:
+    at.chat_input(key="agent-input").set_value(message)
+    return _run(at)
+
+
+def _questions(at: AppTest) -> list[str]:
+    return [m.markdown[0].value for m in at.chat_message if m.name == "user"]
+
+
+def test_each_user_sees_only_their_own_conversation_and_a_follow_up_uses_the_earlier_turn(
+    served,  # noqa: ANN001
+):
+    alice = _say(_session("alice", "agent"), "@rules What does a level 2 password need?")
+    bob = _say(_session("bob", "agent"), "@rules How is a password stored?")
+    alice = _say(alice, "@rules and for level 3?")
+    assert R.RESOLVED.format(question="What does a level 3 password need?") in [
+        c.value for c in alice.caption
+    ]
+    assert "16 characters" in " ".join(m.value for m in alice.chat_message[-1].markdown)
+
+    # A reload of each (fresh sessions) replays only that user's own conversation.
+    assert _questions(_session("alice", "agent")) == [
+        "What does a level 2 password need?",
+        "and for level 3?",
+    ]
+    bob = _session("bob", "agent")
+    assert _questions(bob) == ["How is a password stored?"]
+    picker = bob.selectbox(key="agent-conversation")
+    assert len(picker.options) == 1  # alice's conversation is not even listed
+
+    # Bob's "new conversation" clears his page only.
+    bob.button(key="agent-new").click()
+    assert _questions(_run(bob)) == []
+    assert len(_questions(_session("alice", "agent"))) == 2
+
+
+def _slow_build(docs: Path, n: int = 400) -> list[Path]:
+    folder = docs / "many"
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"note-{i:03}.md").write_text(f"# Note {i}\n\nItem {i} of the list.\n")
+    return sorted(folder.iterdir())
+
+
+def test_jobs_show_only_to_who_may_see_their_knowledge_base_and_a_viewer_cannot_cancel(
+    served,  # noqa: ANN001
+):
+    from app.services import knowledge_service
+
+    shared = knowledge_service()
+    ed = shared.as_user(User("ed", "editor"))
+    hidden = ed.start_build("secret", paths=_slow_build(served))
+    try:
+        alice_page = _session("alice", "build")
+        assert "secret" not in str(list(alice_page.main))  # not its name, files nor log
+        assert shared.as_user(User("alice", "viewer")).jobs() == []
+        ed_page = _session("ed", "build")
+        assert f"cancel-{hidden.id}" in {b.key for b in ed_page.button}
+
+        (served / "open").mkdir()
+        shown = ed.start_build("rules", paths=_slow_build(served / "open"))
+        alice_page = _session("alice", "build")
+        assert "rules" in str(list(alice_page.main))  # she may watch a build she may see
+        assert not [b for b in alice_page.button if (b.key or "").startswith("cancel-")]
+        with pytest.raises(AccessError, match="may not cancel builds"):
+            shared.as_user(User("alice", "viewer")).cancel_job(shown.id)
+        assert ed.job(shown.id).running and not ed.job(shown.id).cancel_requested
+    finally:
+        for job in ed.jobs():
+            ed.cancel_job(job.id)
+        shared._jobs.wait_all(120)
