@@ -78,19 +78,21 @@ def _corpus(folder: Path, n: int) -> Path:
     return path
 
 
+def _fake_settings(tmp: Path, fake: FakeOpenAI) -> Settings:
+    """A home in `tmp` whose LLM is the fake endpoint, at the benchmark's concurrency."""
+    return Settings(
+        home=tmp / "home", openai_base_url=fake.url, openai_api_key="bench",
+        llm_concurrency=CONCURRENCY,
+    )  # fmt: skip
+
+
 def bench_llm_mode(mode: str, n: int, latency: float, embedder: BuiltinEmbedder) -> dict:
     with (
         tempfile.TemporaryDirectory(prefix="zhixing-enrich-") as tmp,
         FakeOpenAI(latency_s=latency) as fake,
     ):
         corpus = _corpus(Path(tmp), n)
-        settings = Settings(
-            home=Path(tmp) / "home",
-            openai_base_url=fake.url,
-            openai_api_key="bench",
-            llm_concurrency=CONCURRENCY,
-        )
-        with KnowledgeService(settings, embedder=embedder) as svc:
+        with KnowledgeService(_fake_settings(Path(tmp), fake), embedder=embedder) as svc:
             svc.create_kb("kb", mode=mode)
             start = time.perf_counter()
             report = svc.add("kb", [corpus])
@@ -260,23 +262,17 @@ def bench_roles(
         with (
             tempfile.TemporaryDirectory(prefix="zhixing-roles-") as tmp,
             FakeOpenAI(contextual_responder if responder == "contextual" else None) as fake,
+            KnowledgeService(_fake_settings(Path(tmp), fake), embedder=embedder) as svc,
         ):
-            settings = Settings(
-                home=Path(tmp) / "home",
-                openai_base_url=fake.url,
-                openai_api_key="bench",
-                llm_concurrency=CONCURRENCY,
-            )
-            with KnowledgeService(settings, embedder=embedder) as svc:
-                svc.create_kb("kb", mode="graph")
-                for part in parts[:-1]:
-                    svc.add("kb", part)  # the history the estimate of the last part reads
-                estimate = svc.estimate("kb", parts[-1])
-                fake.reset()
-                start = time.perf_counter()
-                svc.add("kb", parts[-1])
-                wall = time.perf_counter() - start
-                row = _role_row(f"roles_{corpus}_{responder}{suffix}", estimate, _counted(fake))
+            svc.create_kb("kb", mode="graph")
+            for part in parts[:-1]:
+                svc.add("kb", part)  # the history the estimate of the last part reads
+            estimate = svc.estimate("kb", parts[-1])
+            fake.reset()
+            start = time.perf_counter()
+            svc.add("kb", parts[-1])
+            wall = time.perf_counter() - start
+            row = _role_row(f"roles_{corpus}_{responder}{suffix}", estimate, _counted(fake))
         rows.append({**row, "corpus": corpus, "responder": responder, "build_s": round(wall, 1)})
     return rows
 
