@@ -68,8 +68,7 @@ def bench_index_build(home: Path, corpus: Path) -> dict:
         "chunks": summary["chunks"],
         "seconds": round(seconds, 2),
         "passages_per_s": round(rate, 1),
-        "goal": ">= 130 passages/s",
-        "met": rate >= 130,
+        "goal": ">= 0.6x the built-in model embedding the passages alone (issue 15)",
         "command": f"zhixing add wiki {corpus.name} --json",
     }
 
@@ -132,7 +131,7 @@ def _print(rows: list[dict]) -> None:
     for row in rows:
         keys = [k for k in row if k not in ("benchmark", "goal", "met", "command")]
         result = ", ".join(f"{k}={row[k]}" for k in keys)
-        met = "yes" if row["met"] else "NO"
+        met = "" if "met" not in row else ("yes" if row["met"] else "NO")
         print(f"{row['benchmark']:34} {met:4} {str(row['goal'])[:28]:28} {result}")
 
 
@@ -154,15 +153,15 @@ def main() -> None:
             corpus = _subset(corpus, args.passages, Path(tmp))
             rows.append(bench_embedding_alone(corpus))
             rows.append(bench_index_build(home, corpus))
-            # The build goal (130/s against ~360/s for embedding alone) as a ratio, which a
-            # busy or slower machine does not distort the way it distorts absolute rates.
+            # The build goal as a ratio against embedding alone, which a busy or slower machine
+            # does not distort the way it distorts absolute rates.
             ratio = rows[-1]["passages_per_s"] / rows[-2]["passages_per_s"]
             rows.append(
                 {
                     "benchmark": "build_vs_embedding_alone",
                     "ratio": round(ratio, 2),
-                    "goal": ">= 0.36 (130/360)",
-                    "met": ratio >= 130 / 360,
+                    "goal": ">= 0.6",
+                    "met": ratio >= 0.6,
                 }
             )
             rows.append(bench_search(home, corpus, args.queries))

@@ -363,7 +363,7 @@ def _scope(args: argparse.Namespace, text: str | None) -> tuple[str | None, list
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
     query, names = _scope(args, args.query)
-    strategies = parse_strategies(args.strategies)
+    strategies = None if args.strategies is None else parse_strategies(args.strategies)
     if args.queries is not None:
         if query is not None:
             raise ZhixingError("Give either a query or --queries FILE, not both.")
@@ -434,7 +434,7 @@ def _search_batch(
     args: argparse.Namespace,
     settings: Settings,
     names: list[str] | None,
-    strategies: tuple[str, ...],
+    strategies: tuple[str, ...] | None,
 ) -> int:
     items = _read_queries(args.queries)
     failed = 0

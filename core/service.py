@@ -47,7 +47,7 @@ from core.models import (
     StoredDocument,
     Turn,
 )
-from core.search import DEFAULT_STRATEGIES, STRATEGIES, SearchEngine
+from core.search import STRATEGIES, SearchEngine
 from core.search.summary import Answer, grounded_answer
 from core.service_access import AccessControl
 from core.store import Catalog, VectorStore
@@ -390,7 +390,7 @@ class KnowledgeService(AccessControl):
         names: Sequence[str] | None,
         *,
         top_k: int = 10,
-        strategies: Sequence[str] = DEFAULT_STRATEGIES,
+        strategies: Sequence[str] | None = None,
     ) -> list[Hit]:
         kbs = self.scope(names)
         for kb in kbs:
@@ -403,12 +403,17 @@ class KnowledgeService(AccessControl):
         names: Sequence[str] | None,
         *,
         top_k: int = 10,
-        strategies: Sequence[str] = DEFAULT_STRATEGIES,
+        strategies: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         kbs = self.scope(names)
         for kb in kbs:
             self._check_embedder(kb)
         return self._engine.search_many(queries, kbs, top_k=top_k, strategies=strategies)
+
+    def default_strategies(self) -> tuple[str, ...]:
+        """The strategies a search runs when none are chosen: all six with an LLM, else the
+        two direct searches (core/search/engine.py OFFLINE_STRATEGIES)."""
+        return self._engine.default_strategies()
 
     def summarize(self, question: str, hits: Sequence[Hit]) -> Answer:
         """A grounded answer from these hits only, with citations, or the not-found sentence."""

@@ -26,7 +26,10 @@ scope = scope_col.multiselect(
     key="recall-scope",
 )
 strategies = strategy_col.multiselect(
-    T.STRATEGIES_LABEL, list(STRATEGIES), default=list(STRATEGIES), key="recall-strategies"
+    T.STRATEGIES_LABEL,
+    list(STRATEGIES),
+    default=list(service.default_strategies()),
+    key="recall-strategies",
 )
 top_k = top_k_col.slider(T.TOP_K_LABEL, 1, 50, 10, key="recall-top-k")
 ai_col, agentic_col = st.columns(2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -84,7 +84,7 @@ def test_plan_splits_a_chinese_enumeration_with_jieba_terms() -> None:
     assert "会话" in update["terms"][update["aspects"][1]]
 
 
-def test_retrieve_counts_hits_per_strategy_and_keeps_only_new_evidence() -> None:
+def test_retrieve_counts_hits_per_strategy_and_votes_for_every_find() -> None:
     events: list[dict[str, Any]] = []
     known = {1: Evidence(PASSWORD, A, A, 1, 1)}
     results = [[PASSWORD, SESSION], [SESSION]]
@@ -97,9 +97,14 @@ def test_retrieve_counts_hits_per_strategy_and_keeps_only_new_evidence() -> None
     }
     update = nodes.retrieve(state, runtime(events, retrieve=lambda qs, rw: results))
     assert update["asked"] == ["q one", "q two"]
-    assert set(update["evidence"]) == {2}  # chunk 1 was known at a better rank
+    # Chunk 1 was known; found again it is passed on for its vote (the reducer adds it up).
+    assert set(update["evidence"]) == {1, 2}
     session = update["evidence"][2]
     assert (session.rank, session.query, session.aspect, session.round) == (1, "q two", B, 2)
+    # Two queries of the round found chunk 2; each votes as a supporting query (round 2).
+    assert session.score == pytest.approx(nodes.SUPPORT_VOTE * (1 / 62 + 1 / 61))
+    merged = keep_best_evidence(known, update["evidence"])
+    assert merged[1].rank == 1 and merged[1].query == A  # the earlier, better find is kept
     [event] = events
     assert event["hits_by_strategy"] == {"basic": 3, "keyword": 1}
     assert event["per_query"][0]["hits_by_strategy"] == {"basic": 2, "keyword": 1}
@@ -113,12 +118,12 @@ def test_retrieve_keeps_only_each_querys_top_hits_as_evidence() -> None:
     assert sorted(nodes.retrieve(state, ctx)["evidence"]) == [1, 2, 3]
 
 
-def test_the_evidence_reducer_dedupes_by_chunk_and_keeps_the_best_rank() -> None:
-    early = Evidence(PASSWORD, A, "first", 1, 4)
-    better = Evidence(PASSWORD, B, "second", 2, 1)
-    worse = Evidence(PASSWORD, B, "third", 3, 9)
-    assert keep_best_evidence({1: early}, {1: better}) == {1: better}
-    assert keep_best_evidence({1: early}, {1: worse}) == {1: early}
+def test_the_evidence_reducer_dedupes_by_chunk_keeps_the_best_rank_and_adds_the_votes() -> None:
+    early = Evidence(PASSWORD, A, "first", 1, 4, 0.25)
+    better = Evidence(PASSWORD, B, "second", 2, 1, 0.5)
+    worse = Evidence(PASSWORD, B, "third", 3, 9, 0.125)
+    assert keep_best_evidence({1: early}, {1: better}) == {1: replace(better, score=0.75)}
+    assert keep_best_evidence({1: early}, {1: worse}) == {1: replace(early, score=0.375)}
 
 
 def test_evaluate_offline_covers_an_aspect_when_half_its_terms_appear() -> None:
@@ -173,16 +178,30 @@ def test_refine_returns_no_query_when_every_candidate_was_asked() -> None:
     assert update == {"queries": []}
 
 
-def test_merge_groups_evidence_by_aspect_caps_each_group_and_interleaves_them() -> None:
+def test_merge_ranks_evidence_by_votes_and_caps_each_aspect() -> None:
+    votes = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6, 5: 0.95}
     evidence = {
-        i: Evidence(hit(i, f"t{i}"), A if i <= 3 else B, "q", 1 if i % 2 else 2, i)
-        for i in range(1, 6)
+        i: Evidence(hit(i, f"t{i}"), A if i <= 3 else B, "q", 1, i, votes[i]) for i in range(1, 6)
     }
     events: list[dict[str, Any]] = []
     ctx = runtime(events, evidence_per_round=2)
     update = nodes.merge({"round": 2, "aspects": [A, B], "evidence": evidence}, ctx)
-    assert [h.chunk_id for h in update["merged"]] == [1, 4, 2, 5]
+    assert [h.chunk_id for h in update["merged"]] == [5, 1, 2, 4]  # 3 is A's third
     assert events[0]["by_aspect"] == {A: 2, B: 2}
+
+
+def test_the_rounds_cannot_push_the_questions_own_hits_down() -> None:
+    """Round 1 finds 1..5 for the question; round 2's refinement finds 9 first and then 3.
+    9 (found by a refinement only) follows the question's hits; 3 (found by both) rises."""
+    first = [hit(i, f"t{i}") for i in range(1, 6)]
+    second = [hit(9, "t9"), hit(3, "t3")]
+    state: dict[str, Any] = {"round": 1, "aspects": [A], "terms": {}, "queries": [Query("q")]}
+    one = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: [first]))["evidence"]
+    state = {**state, "round": 2, "queries": [Query("refined", A)], "evidence": one}
+    two = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: [second]))["evidence"]
+    pooled = keep_best_evidence(one, two)
+    merged = nodes.merge({"round": 2, "aspects": [A], "evidence": pooled}, runtime([]))
+    assert [h.chunk_id for h in merged["merged"]] == [3, 1, 2, 4, 5, 9]
 
 
 def test_answer_passes_question_merged_evidence_and_aspects_to_the_answerer() -> None:

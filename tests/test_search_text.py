@@ -51,7 +51,7 @@ def test_a_catalog_from_before_the_analysis_keeps_its_raw_index(tmp_path: Path) 
         catalog.close()
 
 
-def test_graph_links_a_document_the_question_names_by_title(
+def test_keyword_links_a_document_the_question_names_by_title(
     settings: Settings, embedder, tmp_path: Path
 ) -> None:  # noqa: ANN001
     corpus = tmp_path / "corpus.jsonl"
@@ -70,7 +70,10 @@ def test_graph_links_a_document_the_question_names_by_title(
         assert [svc._catalog.chunks_by_id(named)[c]["source"] for c in named] == ["h1"]
         assert len(titles.named("Java 应用的会话管理有哪些要求", kbs)) == 1  # no word boundaries
         assert titles.named("What is Aristotle known for?", kbs) == []  # a part is not the title
-        hits = svc.search("What did Haymo of Faversham write?", ["kb"], strategies=["graph"])
-        assert hits[0].document == "h1" and hits[0].strategies["graph"] == 1
+        hits = svc.search("What did Haymo of Faversham write?", ["kb"], strategies=["keyword"])
+        assert hits[0].document == "h1" and hits[0].strategies["keyword"] == 1
+        # The walk finds what the graph links; the title link is keyword's, not graph's.
+        walked = svc.search("What did Haymo of Faversham write?", ["kb"], strategies=["graph"])
+        assert all("keyword" not in h.strategies for h in walked)
         svc.remove("kb", "h1")  # the cache follows the catalog
         assert titles.named("What did Haymo of Faversham write?", kbs) == []

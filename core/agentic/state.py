@@ -1,14 +1,15 @@
 """The agentic loop's state: a typed dict whose accumulating fields carry reducers.
 
-`asked` (every query ever sent) appends; `evidence` merges by chunk id and keeps the best rank,
-so evidence is de-duplicated across rounds by the reducer rather than by each node.
+`asked` (every query ever sent) appends; `evidence` merges by chunk id, keeps the best rank and
+adds up the votes, so evidence is de-duplicated across rounds by the reducer rather than by
+each node.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypedDict
 
 from core.agentic.memory import remember
@@ -36,17 +37,23 @@ class Evidence:
     query: str
     round: int
     rank: int  # 1-based position in the fused list of the query that found it
+    # Reciprocal-rank votes of every query that found it (core/agentic/nodes.py `retrieve`).
+    score: float = 0.0
 
 
 def keep_best_evidence(
     left: Mapping[int, Evidence], right: Mapping[int, Evidence]
 ) -> dict[int, Evidence]:
-    """Merge evidence by chunk id; a later find replaces an earlier one only at a better rank."""
+    """Merge evidence by chunk id: the votes add up, and a later find replaces an earlier one's
+    round, query and aspect only at a better rank."""
     merged = dict(left)
     for chunk_id, found in right.items():
         kept = merged.get(chunk_id)
-        if kept is None or found.rank < kept.rank:
+        if kept is None:
             merged[chunk_id] = found
+            continue
+        best = found if found.rank < kept.rank else kept
+        merged[chunk_id] = replace(best, score=kept.score + found.score)
     return merged
 
 

@@ -412,7 +412,12 @@ class _Run:
                 exc, f"extracting knowledge from {titles} into {self.kb.name!r}"
             ) from None
         rows = [(doc_id, "chunk", chunk_id, text) for doc_id, chunk_id, text, _ in batch]
-        rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
+        if self.p.llm is not None:
+            # The heuristic questions of an offline build stay in the catalog but out of the
+            # index: on every retrieval set measured, BM25 over chunks and those questions was
+            # below BM25 over chunks alone (benchmarks/bench_quality.py, "chunks only"), and
+            # embedding them tripled the build's time.
+            rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
         rows += [(0, "entity", eid, text) for eid, text in enriched.entities.items()]
         self.report.questions += len(enriched.questions)
         self.report.degraded += len(enriched.degraded)

@@ -3,6 +3,7 @@
 from core.search.engine import (
     AVAILABLE_STRATEGIES,
     DEFAULT_STRATEGIES,
+    OFFLINE_STRATEGIES,
     STRATEGIES,
     SearchEngine,
     parse_strategies,
@@ -12,6 +13,7 @@ from core.search.fusion import RRF_K, reciprocal_rank_fusion
 __all__ = [
     "AVAILABLE_STRATEGIES",
     "DEFAULT_STRATEGIES",
+    "OFFLINE_STRATEGIES",
     "RRF_K",
     "STRATEGIES",
     "SearchEngine",

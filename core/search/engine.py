@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from core.embed import Embedder
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
-from core.search.fusion import fuse_strategies
+from core.search.fusion import Fused, FusionParams, fuse_strategies
 from core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
 from core.search.strategies import StrategyRunner
 from core.search.titles import TitleIndex
@@ -24,22 +25,45 @@ from core.store.vectors import VectorHit
 __all__ = [
     "AVAILABLE_STRATEGIES",
     "DEFAULT_STRATEGIES",
+    "OFFLINE_STRATEGIES",
     "STRATEGIES",
+    "StrategyLists",
     "SearchEngine",
     "parse_strategies",
 ]
 
 STRATEGIES = ("basic", "hyde", "split", "generalize", "keyword", "graph")
 AVAILABLE_STRATEGIES = STRATEGIES
+# With an LLM every strategy is a real rewrite of the question and all six run. Offline, hyde,
+# split, generalize and graph are rules (pseudo-relevance feedback, conjunction splits, broader
+# concepts, a heuristic graph) and none gained on two sets in both languages
+# (benchmarks/bench_quality.py --per-strategy; README "Retrieval quality"), so the offline
+# default is the two direct searches; the others stay selectable.
 DEFAULT_STRATEGIES = STRATEGIES
+OFFLINE_STRATEGIES = ("basic", "keyword")
 
 Ranked = list[list[int]]  # per query, chunk ids best first
 
 
-def parse_strategies(value: str | Sequence[str] | None) -> tuple[str, ...]:
+@dataclass
+class StrategyLists:
+    """What the strategies returned for a batch of queries, before fusion."""
+
+    ranked: dict[str, Ranked]  # per strategy, per query
+    named: Ranked  # per query, the chunks `keyword` linked by title
+    match: list[float | None]  # per query, how much of it BM25 matched (core/search/signals.py)
+
+    def fuse(self, i: int, params: FusionParams | None = None) -> list[Fused[int]]:
+        return fuse_strategies(
+            {name: lists[i] for name, lists in self.ranked.items()},
+            named=self.named[i],
+            match=self.match[i],
+            params=params or FusionParams(),
+        )
+
+
+def parse_strategies(value: str | Sequence[str]) -> tuple[str, ...]:
     """Validate a strategy list ("basic,keyword"); the error lists the valid names."""
-    if value is None:
-        return DEFAULT_STRATEGIES
     names = [s.strip() for s in (value.split(",") if isinstance(value, str) else value)]
     names = [n for n in names if n]
     if not names:
@@ -69,6 +93,9 @@ class SearchEngine:
         self.vectors = vectors
         self.embedder = embedder
         self.titles = TitleIndex(catalog)
+        self.fusion = FusionParams()
+        # BM25 searches chunks and the question index (see core/search/signals.py for `text`).
+        self.keyword_kinds: tuple[str, ...] = ("chunk", "question")
         self._pool = ThreadPoolExecutor(max_workers=len(STRATEGIES), thread_name_prefix="search")
 
     def search(
@@ -77,7 +104,7 @@ class SearchEngine:
         kbs: Sequence[KnowledgeBase],
         *,
         top_k: int = 10,
-        strategies: Sequence[str] = DEFAULT_STRATEGIES,
+        strategies: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Search one query over the given knowledge bases; return fused hits, best first."""
         return self.search_many([query], kbs, top_k=top_k, strategies=strategies)[0]
@@ -88,10 +115,12 @@ class SearchEngine:
         kbs: Sequence[KnowledgeBase],
         *,
         top_k: int = 10,
-        strategies: Sequence[str] = DEFAULT_STRATEGIES,
+        strategies: Sequence[str] | None = None,
         rewrites: Sequence[QueryRewrites | None] | None = None,
     ) -> list[list[Hit]]:
         """Search a batch of queries at once (one embedding batch, one Milvus call a strategy).
+
+        `strategies` None runs `default_strategies()`.
 
         `rewrites`, one per query, are rewrites written already (by the agentic loop's plan or
         refine call): given, the search makes no LLM call, and a None entry uses the rules.
@@ -100,7 +129,9 @@ class SearchEngine:
             raise ZhixingError("A search query is empty; type a question or some keywords.")
         if top_k < 1:
             raise ZhixingError("--top-k must be at least 1.")
-        strategies = parse_strategies(list(strategies))
+        strategies = (
+            self.default_strategies() if strategies is None else parse_strategies(list(strategies))
+        )
         if not queries:
             return []
         if not kbs:
@@ -108,11 +139,8 @@ class SearchEngine:
         depth = max(2 * top_k, 20)
         if rewrites is not None and len(rewrites) != len(queries):
             raise ValueError("search_many needs one rewrite (or None) per query")
-        ranked, named = self._run_strategies(list(queries), kbs, depth, strategies, rewrites)
-        fused = [
-            fuse_strategies({name: ranked[name][i] for name in strategies}, named=named[i])[:top_k]
-            for i in range(len(queries))
-        ]
+        lists = self.strategy_lists(list(queries), kbs, depth, strategies, rewrites)
+        fused = [lists.fuse(i, self.fusion)[:top_k] for i in range(len(queries))]
         rows = self.catalog.chunks_by_id(sorted({f.item for hits in fused for f in hits}))
         return [
             [
@@ -125,17 +153,22 @@ class SearchEngine:
 
     # --- strategies ------------------------------------------------------------------------
 
-    def _run_strategies(
+    def default_strategies(self) -> tuple[str, ...]:
+        """All six with an LLM; offline the two direct searches (see OFFLINE_STRATEGIES)."""
+        return DEFAULT_STRATEGIES if self.llm is not None else OFFLINE_STRATEGIES
+
+    def strategy_lists(
         self,
         queries: list[str],
         kbs: Sequence[KnowledgeBase],
         depth: int,
         strategies: Sequence[str],
         given: Sequence[QueryRewrites | None] | None = None,
-    ) -> tuple[dict[str, Ranked], Ranked]:
+    ) -> StrategyLists:
         """Run the strategies, in parallel where they do not depend on one another.
 
-        Returns each strategy's ranked lists and, per query, the chunks `graph` linked by name.
+        Returns each strategy's ranked lists, per query the chunks `keyword` linked by title,
+        and how much of each query BM25 matched (the fusion's signal).
         """
         ids = [kb.id for kb in kbs]
         dim = kbs[0].dimension  # every knowledge base in scope shares the service's embedder
@@ -177,12 +210,13 @@ class SearchEngine:
         basic = basic_f.result()
         if "hyde" in strategies:  # offline it feeds back the top basic hits
             futures["hyde"] = self._pool.submit(runner.hyde, queries, rewrites, basic)
+        named: Ranked = runner.named(queries) if "keyword" in strategies else [[] for _ in queries]
         ranked = {name: f.result() for name, f in futures.items()}
         ranked["basic"] = basic
-        named: Ranked = [[] for _ in queries]
-        if "graph" in ranked:
-            ranked["graph"], named = ranked["graph"]
-        return {name: ranked[name] for name in strategies}, named
+        match: list[float | None] = [None for _ in queries]
+        if "keyword" in ranked:
+            ranked["keyword"], match = ranked["keyword"]
+        return StrategyLists({name: ranked[name] for name in strategies}, named, match)
 
     def _bm25(
         self, dim: int, texts: list[str], kbs: Sequence[KnowledgeBase], depth: int
@@ -200,7 +234,7 @@ class SearchEngine:
             # A query of stop words only ("what is it") keeps its words rather than none.
             queries = [bm25_text(t, version) or t for t in texts]
             lists = self.vectors.search_bm25(
-                dim, queries, kbs=ids, kinds=("chunk", "question"), limit=depth
+                dim, queries, kbs=ids, kinds=self.keyword_kinds, limit=depth, with_text=True
             )
             for row, hits in zip(merged, lists, strict=True):
                 row.extend(hits)

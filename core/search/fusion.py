@@ -1,4 +1,30 @@
-"""Reciprocal Rank Fusion (DESIGN §5)."""
+"""Reciprocal Rank Fusion (DESIGN §5), with each list weighed by what the query's results show.
+
+Method. Plain RRF lets every list vote alike, and a list that found nothing useful still
+votes: on four sets nobody here had seen, the fusion of all six fell below its best single list
+on every one (issue 15). So each direct list votes with a weight read off the query at search
+time, never a constant fitted to a set:
+
+- `keyword` (BM25) votes with its match m (core/search/signals.py): the share of the
+  question's terms its top hits contain, times how far they are in the question's script;
+  full weight from m = `full_match` up.
+- `basic` (dense) votes with what BM25 leaves unmatched, (full_match - m) / full_match, and at
+  least `dense_floor`: when BM25 matched the question, dense adds nothing it does not (the
+  built-in model is the weaker search in one language on every set measured); when BM25
+  matched only loanwords, as for an English question over Chinese passages, dense decides.
+- the documents the question names by title vote in full (a named document is as direct a
+  hit as there is), and the expansions (hyde, split, generalize, graph), fused among
+  themselves first because they are correlated rewrites of one question, vote at
+  `expansion_weight`.
+- an empty list, or one with weight 0, votes nothing.
+
+Measured (benchmarks/bench_quality.py --per-strategy --loso, offline, index mode, seven sets:
+the three shared ones and four dev sets, English, Chinese and both cross-lingual directions):
+with basic + keyword the fusion is within 0.01 of the better single list on R@5 and MRR@10 on
+every set, where the agreement rule it replaces (dense weighed by its overlap with BM25's top
+10) was up to 0.13 below on MRR (the cross-lingual ASVS set) and 0.11 below on the Chinese
+news set. The constants are those leave-one-set-out chooses; the README has the tables.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +32,14 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ["RRF_K", "Fused", "fuse_strategies", "reciprocal_rank_fusion"]
+__all__ = [
+    "RRF_K",
+    "Fused",
+    "FusionParams",
+    "fuse_strategies",
+    "list_weights",
+    "reciprocal_rank_fusion",
+]
 
 RRF_K = 60
 T = TypeVar("T", bound=Hashable)
@@ -45,62 +78,69 @@ def reciprocal_rank_fusion(
 
 
 PRIMARY = ("basic", "keyword")
-EXPANSION_WEIGHT = 0.3
-AGREEMENT_DEPTH = 10
-DENSE_FLOOR = 0.1
+NAMED = "keyword:named"
 
 
-def dense_weight(basic: Sequence[T], keyword: Sequence[T]) -> float:
-    """The dense list's weight for one query: how far it agrees with BM25's top results.
+@dataclass(frozen=True)
+class FusionParams:
+    """The fusion's constants, chosen leave-one-set-out (benchmarks/bench_quality.py --loso)."""
 
-    With Snowball-analysed BM25 the keyword list is the stronger direct search on all three
-    eval sets, and the built-in dense model is weakest exactly where the two disagree (names,
-    exact wording, Chinese extractive questions): at a fixed weight of 1 the dense list pulled
-    the fusion below BM25 alone (cmrc2018-500 R@5 0.912 vs 0.946, MRR@10 0.829 vs 0.895). So the
-    dense list votes with the share of its top 10 that BM25's top 10 also holds, and at least
-    DENSE_FLOOR, enough to break BM25's ties when they share nothing. The cost is on paraphrased
-    questions that share no words with the passage, where BM25 leads though it is the one off.
-    """
-    if not basic or not keyword:
-        return 1.0
-    shared = set(basic[:AGREEMENT_DEPTH]) & set(keyword[:AGREEMENT_DEPTH])
-    return DENSE_FLOOR + (1 - DENSE_FLOOR) * len(shared) / AGREEMENT_DEPTH
+    full_match: float = 0.5  # BM25's match from which it votes in full and dense only at the floor
+    dense_floor: float = 0.0
+    expansion_weight: float = 0.05
+
+
+def list_weights(
+    ranked: Mapping[str, Sequence[T]],
+    *,
+    match: float | None = None,
+    params: FusionParams = FusionParams(),
+) -> dict[str, float]:
+    """Each direct list's vote for one query (see the module docstring); `match` is BM25's
+    (None: not measured, both vote in full). An empty list weighs nothing."""
+    weights = {name: (1.0 if items else 0.0) for name, items in ranked.items()}
+    if match is None or not ranked.get("keyword"):
+        return weights
+    full = max(params.full_match, 1e-9)
+    weights["keyword"] = min(1.0, match / full)
+    if ranked.get("basic"):
+        unmatched = max(0.0, (full - match) / full)
+        weights["basic"] = params.dense_floor + (1 - params.dense_floor) * unmatched
+    return weights
 
 
 def fuse_strategies(
-    ranked: Mapping[str, Sequence[T]], *, named: Sequence[T] = (), k: int = RRF_K
+    ranked: Mapping[str, Sequence[T]],
+    *,
+    named: Sequence[T] = (),
+    match: float | None = None,
+    k: int = RRF_K,
+    params: FusionParams = FusionParams(),
 ) -> list[Fused[T]]:
-    """Fuse the strategies' lists: the direct searches vote once each, the expansions once.
+    """Fuse the strategies' lists, each weighed as the module docstring says.
 
-    hyde, split, generalize and graph's walk are rewrites of the same question, so their lists
-    are correlated: fused flat with basic and keyword, four of them outvote the two direct
-    searches and pull their shared mistakes to the top (hotpotqa-100 offline: flat RRF of all
-    six R@5 0.735 and MRR@10 0.79, below keyword alone at 0.76 / 0.87). So the expansions are
-    first fused among themselves into one list, which then joins the direct searches at
-    EXPANSION_WEIGHT: it adds candidates and breaks ties without overruling them. The dense
-    list's own weight follows its agreement with BM25 (`dense_weight`).
-
-    `named` is the head of graph's list that it linked by title (documents the question names):
-    as direct as a BM25 hit and far more precise than the walk, so it votes with full weight.
-    Every hit still reports the rank each strategy gave it.
+    `named` is what `keyword` linked by title; it votes only when `keyword` was asked for. Every
+    hit reports the rank each strategy gave it (a title link counts as keyword's, where BM25
+    did not rank the chunk itself). Items that only zero-weight lists hold are left out, unless
+    every list weighs zero (then plain RRF: something is better than nothing).
     """
-    expansions = {name: items for name, items in ranked.items() if name not in PRIMARY}
+    expansions = {n: items for n, items in ranked.items() if n not in PRIMARY and items}
     lists: dict[str, Sequence[T]] = {n: ranked[n] for n in PRIMARY if n in ranked}
-    weights = {n: 1.0 for n in lists}
-    if "basic" in lists and "keyword" in lists:
-        weights["basic"] = dense_weight(lists["basic"], lists["keyword"])
-    if named and "graph" in ranked:
-        lists["graph:named"] = named
-        weights["graph:named"] = 1.0
+    weights = list_weights(lists, match=match, params=params)
+    if named and "keyword" in ranked:
+        lists[NAMED] = named
+        weights[NAMED] = 1.0
     if expansions:
-        if lists:
+        if any(lists.values()):
             lists["expansions"] = [f.item for f in reciprocal_rank_fusion(expansions, k=k)]
-            weights["expansions"] = EXPANSION_WEIGHT
+            weights["expansions"] = params.expansion_weight
         else:  # only expansions were asked for: plain RRF among them
             lists, weights = dict(expansions), {n: 1.0 for n in expansions}
-    scored = reciprocal_rank_fusion(lists, k=k, weights=weights)
+    scored = [f for f in reciprocal_rank_fusion(lists, k=k, weights=weights) if f.score > 0]
+    if not scored:
+        scored = reciprocal_rank_fusion(lists, k=k)
     provenance: dict[T, dict[str, int]] = {}
-    for name, items in ranked.items():
+    for name, items in [*ranked.items(), ("keyword", named if "keyword" in ranked else ())]:
         for rank, item in enumerate(items, start=1):
             provenance.setdefault(item, {}).setdefault(name, rank)
     for fused in scored:

@@ -1,8 +1,9 @@
 """The six search strategies (DESIGN §5). Each turns one query into a ranked list of chunk ids.
 
-`basic` and `keyword` search the index as asked; `hyde`, `split` and `generalize` search it with
+`basic` and `keyword` search the index as asked (`keyword` also links the documents the question
+names by title, core/search/titles.py); `hyde`, `split` and `generalize` search it with
 rewrites of the question; `graph` links the question to entities and ranks the chunks that
-mention what a K-hop walk reaches. A strategy that has nothing to add for a query (no parts to
+mention what a K-hop walk reaches, so over a knowledge base without a graph it finds nothing. A strategy that has nothing to add for a query (no parts to
 split, no broader concept, no linked entity) returns an empty list: an empty list adds nothing to
 the fusion, while a padded one would only dilute the strategies that did find something.
 """
@@ -18,6 +19,7 @@ from core.embed import Embedder
 from core.enrich import normalize_entity_name
 from core.models import KnowledgeBase
 from core.search.rewrite import QueryRewrites
+from core.search.signals import keyword_match
 from core.search.terms import key_terms
 from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
@@ -58,12 +60,22 @@ class StrategyRunner:
     def basic(self, vectors: np.ndarray) -> list[list[int]]:
         return self.to_chunks(self.dense(vectors, _DENSE_KINDS))
 
-    def keyword(self, queries: Sequence[str], rewrites: Sequence[QueryRewrites]) -> list[list[int]]:
+    def keyword(
+        self, queries: Sequence[str], rewrites: Sequence[QueryRewrites]
+    ) -> tuple[list[list[int]], list[float]]:
+        """BM25 with the question and its keywords; also how much of the question it matched
+        (core/search/signals.py), which decides its weight in the fusion."""
         texts = []
         for query, rewrite in zip(queries, rewrites, strict=True):
             words = [query, *rewrite.keywords] if rewrite.keywords else [query]
             texts.append(" ".join(words))
-        return self.to_chunks(self.bm25(texts))
+        hits = self.bm25(texts)
+        version = min((kb.analysis for kb in self.kbs), default=1)
+        match = [
+            keyword_match(q, [h.text for h in row], version=version)
+            for q, row in zip(queries, hits, strict=True)
+        ]
+        return self.to_chunks(hits), match
 
     def hyde(
         self, queries: Sequence[str], rewrites: Sequence[QueryRewrites], basic: list[list[int]]
@@ -107,29 +119,24 @@ class StrategyRunner:
             texts.append(" ".join(parents) if parents else "")
         return self._dense_texts(texts)
 
-    def graph_walk(
-        self, queries: Sequence[str], vectors: np.ndarray
-    ) -> tuple[list[list[int]], list[list[int]]]:
-        """Link the question to documents and entities, walk K hops, rank what they reach.
+    def named(self, queries: Sequence[str]) -> list[list[int]]:
+        """Per query, the lead chunks of the documents it names by title (keyword's link)."""
+        return [self.titles.named(query, self.kbs) for query in queries]
 
-        Returns, per query, the ranked list (first the lead chunks of the documents the
-        question names by title, then the chunks that mention the entities reached, by hop
-        weight) and, apart, the named part alone: the fusion counts that as a direct search.
-        """
+    def graph_walk(self, queries: Sequence[str], vectors: np.ndarray) -> list[list[int]]:
+        """Link the question to entities, walk K hops, rank the chunks that mention what the
+        walk reached by hop weight. Nothing without a graph, or when no entity is linked."""
         linked = self._linked_by_vector(vectors)
-        ranked_lists, named_lists = [], []
+        ranked_lists = []
         for query, by_vector in zip(queries, linked, strict=True):
-            named = self.titles.named(query, self.kbs)
             seeds = list(dict.fromkeys([*self._linked_by_name(query), *by_vector]))
             scores: dict[int, float] = {}
             if seeds:
                 levels = self._levels(seeds)
                 for entity_id, chunk_id in self.graph.mentions_of(list(levels)):
                     scores[chunk_id] = scores.get(chunk_id, 0.0) + _HOP_WEIGHT[levels[entity_id]]
-            walked = sorted(scores, key=lambda c: (-scores[c], c))
-            ranked_lists.append(list(dict.fromkeys([*named, *walked]))[: self.depth])
-            named_lists.append(named)
-        return ranked_lists, named_lists
+            ranked_lists.append(sorted(scores, key=lambda c: (-scores[c], c))[: self.depth])
+        return ranked_lists
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ class VectorHit:
     kind: str
     ref_id: int
     score: float
+    text: str = ""  # the indexed (analysed) text, only where the search asked for it
 
 
 class VectorStore:
@@ -250,15 +251,17 @@ class VectorStore:
         kbs: Sequence[int],
         kinds: Sequence[str] = ("chunk",),
         limit: int = 10,
+        with_text: bool = False,
     ) -> list[list[VectorHit]]:
         """Full-text BM25 search, one ranked list per query, in the order Milvus returns.
 
         Milvus Lite reports BM25 scores negated, so callers rank by position, not by score.
+        `with_text` returns each hit's indexed text as well (for core/search/signals.py).
         """
         data = [q for q in queries if q.strip()]
         if len(data) != len(queries):
             raise StoreError("A keyword query is empty.")
-        return self._search(dimension, data, "sparse", kbs, kinds, limit, {})
+        return self._search(dimension, data, "sparse", kbs, kinds, limit, {}, with_text)
 
     def _search(
         self,
@@ -269,6 +272,7 @@ class VectorStore:
         kinds: Sequence[str],
         limit: int,
         params: dict[str, Any],
+        with_text: bool = False,
     ) -> list[list[VectorHit]]:
         if not data or not kbs:
             return [[] for _ in data]
@@ -280,7 +284,7 @@ class VectorStore:
             anns_field=field,
             limit=limit,
             filter=_filter(kbs, kinds),
-            output_fields=["kind", "ref_id"],
+            output_fields=["kind", "ref_id", *(["text"] if with_text else [])],
             search_params={"params": params} if params else {},
         )
         return [
@@ -289,6 +293,7 @@ class VectorStore:
                     kind=h["entity"]["kind"],
                     ref_id=int(h["entity"]["ref_id"]),
                     score=float(h["distance"]),
+                    text=str(h["entity"].get("text", "")) if with_text else "",
                 )
                 for h in hits
             ]
