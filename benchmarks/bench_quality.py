@@ -135,15 +135,13 @@ def _ask(svc: KnowledgeService, queries: list[dict], n: int) -> dict:
 
 
 def fused_documents(
-    data: dict, strategies: tuple[str, ...], params: FusionParams, *, keyword: str = "keyword"
+    data: dict, strategies: tuple[str, ...], params: FusionParams
 ) -> list[list[str]]:
     """Each query's documents, best first, for a fusion of the cached lists."""
     doc = data["doc"]
     out = []
     for i in range(len(data["gold"])):
         ranked = {s: data["ranked"][s][i] for s in strategies}
-        if keyword != "keyword" and "keyword" in ranked:
-            ranked["keyword"] = data[keyword][i]
         fused = fuse_strategies(
             ranked, named=data["named"][i], match=data["match"][i], params=params
         )
@@ -151,8 +149,8 @@ def fused_documents(
     return out
 
 
-def score(data: dict, strategies: tuple[str, ...], params: FusionParams, **kw: str) -> dict:
-    return metrics(fused_documents(data, strategies, params, **kw), data["gold"])
+def score(data: dict, strategies: tuple[str, ...], params: FusionParams) -> dict:
+    return metrics(fused_documents(data, strategies, params), data["gold"])
 
 
 def _best_single(data: dict) -> tuple[float, float]:
@@ -196,7 +194,6 @@ def per_strategy_rows(data: dict) -> list[dict]:
     if "ask" in data:
         ask = data["ask"]
         n = len(ask["gold"])
-        same = {q: i for i, q in enumerate(ask["queries"])}
         picked = [i for i, g in enumerate(data["gold"]) if g][:n]
         fused = fused_documents(data, OFFLINE_STRATEGIES, shipped)
         rows.append(
@@ -219,7 +216,6 @@ def per_strategy_rows(data: dict) -> list[dict]:
                     "not_found_share": ask["null_not_found"],
                 }
             )
-        del same
     for r in rows:
         r["set"] = data["set"]
     return rows
