@@ -43,6 +43,9 @@ DEFAULT_STRATEGIES = STRATEGIES
 OFFLINE_STRATEGIES = ("basic", "keyword")
 
 Ranked = list[list[int]]  # per query, chunk ids best first
+# BM25 searches chunks and the question index; its hits bring their indexed text for the
+# fusion's signal (core/search/signals.py).
+_KEYWORD_KINDS = ("chunk", "question")
 
 
 @dataclass
@@ -94,8 +97,6 @@ class SearchEngine:
         self.embedder = embedder
         self.titles = TitleIndex(catalog)
         self.fusion = FusionParams()
-        # BM25 searches chunks and the question index (see core/search/signals.py for `text`).
-        self.keyword_kinds: tuple[str, ...] = ("chunk", "question")
         self._pool = ThreadPoolExecutor(max_workers=len(STRATEGIES), thread_name_prefix="search")
 
     def search(
@@ -234,7 +235,7 @@ class SearchEngine:
             # A query of stop words only ("what is it") keeps its words rather than none.
             queries = [bm25_text(t, version) or t for t in texts]
             lists = self.vectors.search_bm25(
-                dim, queries, kbs=ids, kinds=self.keyword_kinds, limit=depth, with_text=True
+                dim, queries, kbs=ids, kinds=_KEYWORD_KINDS, limit=depth, with_text=True
             )
             for row, hits in zip(merged, lists, strict=True):
                 row.extend(hits)
