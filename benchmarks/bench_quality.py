@@ -14,6 +14,10 @@ is computed from them, so the figures of one run compare like with like.
   next to the figure with the shipped constants.
 - `--ask-queries N`: `ask` with 3 rounds on the first N questions with gold (evidence pooled
   over its rounds, ranked as `merge` hands it to the answer), and multihop-rag's null queries.
+  Every query of every round is recorded, so `ask` is also replayed with the other queries'
+  votes added to the question's at SUPPORT_GRID weights (0: the shipped rule, the question's
+  order first), chosen leaving one set out like the fusion constants, and its pooled recall
+  (gold anywhere in the evidence) is shown against one search's top 10.
 
 Metrics: Recall@2/5/10 (share of a query's gold passages in the top k), MRR@10, Success@5.
 Prints tables and writes benchmarks/results/quality.json.
@@ -40,7 +44,7 @@ from dev_sets import DEV_SETS, write_dev_set  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.search import STRATEGIES  # noqa: E402
 from core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
-from core.search.fusion import FusionParams, fuse_strategies  # noqa: E402
+from core.search.fusion import RRF_K, FusionParams, fuse_strategies  # noqa: E402
 from core.service import KnowledgeService  # noqa: E402
 
 SHARED_SETS = ("hotpotqa-100", "multihop-rag-500", "cmrc2018-500")
@@ -52,6 +56,10 @@ GRID = {
     "full_match": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
     "dense_floor": (0.0, 0.05, 0.1, 0.2),
 }
+# `ask` replayed with the votes of the queries other than the question's own added at these
+# weights (core/agentic/nodes.py merge ships 0: they only order what the question did not find).
+SUPPORT_GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1)
+EVIDENCE_PER_QUERY = 10  # core/agentic/configuration.py AgentContext.evidence_per_round
 
 
 def metrics(ranked: list[list[str]], gold: list[list[str]]) -> dict[str, float]:
@@ -102,29 +110,55 @@ def collect(name: str, *, mode: str, ask_queries: int, scratch: Path) -> dict:
         data["ranked"] = {s: [x for r in runs for x in r.ranked[s]] for s in STRATEGIES}
         data["named"] = [x for r in runs for x in r.named]
         data["match"] = [x for r in runs for x in r.match]
-        ids = {c for lists in data["ranked"].values() for row in lists for c in row}
-        rows = svc._catalog.chunks_by_id(sorted(ids))  # noqa: SLF001
-        data["doc"] = {str(c): rows[c]["source"] for c in rows}
         print(f"{name}: built in {data['build_s']}s, {data['ms_all_six']} ms/query", flush=True)
         if ask_queries:
             data["ask"] = _ask(svc, queries, ask_queries)
+        ids = {c for lists in data["ranked"].values() for row in lists for c in row}
+        ids |= {
+            c for row in data.get("ask", {}).get("rounds", []) for r in row for q in r for c in q[1]
+        }
+        rows = svc._catalog.chunks_by_id(sorted(ids))  # noqa: SLF001
+        data["doc"] = {str(c): rows[c]["source"] for c in rows}
     return data
 
 
 def _ask(svc: KnowledgeService, queries: list[dict], n: int) -> dict:
+    """`ask` on the first n questions with gold; every round's queries and their lists kept:
+    [round][query] = (is the question's own search, chunk ids)."""
     picked = [q for q in queries if q.get("gold")][:n]
+    engine = svc._engine  # noqa: SLF001
+    search_many, calls = engine.search_many, []
+
+    def recording(texts, kbs, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        out = search_many(texts, kbs, **kwargs)
+        calls.append([[h.chunk_id for h in hits] for hits in out])
+        return out
+
+    engine.search_many = recording
     start = time.perf_counter()
-    ranked, found = [], 0
+    ranked, rounds, found = [], [], 0
     for q in picked:
-        result = svc.ask(q["question"], ["eval"], max_rounds=3)
+        calls.clear()
+        events: list[dict] = []
+        result = svc.ask(q["question"], ["eval"], max_rounds=3, on_event=events.append)
         ranked.append(_documents(result.evidence))
         found += result.answer.found
+        aspects = [[p["aspect"] for p in e["per_query"]] for e in events if e["node"] == "retrieve"]
+        rounds.append(
+            [
+                [(n == 1 and not a, ids) for a, ids in zip(asp, lists, strict=True)]
+                for n, (asp, lists) in enumerate(zip(aspects, calls, strict=True), start=1)
+            ]
+        )
+    elapsed = time.perf_counter() - start
+    engine.search_many = search_many
     out = {
         "queries": [q["question"] for q in picked],
         "ranked": ranked,
+        "rounds": rounds,
         "gold": [q["gold"] for q in picked],
         "answered": round(found / max(len(picked), 1), 3),
-        "ms_per_query": round((time.perf_counter() - start) * 1000 / max(len(picked), 1), 1),
+        "ms_per_query": round(elapsed * 1000 / max(len(picked), 1), 1),
     }
     nulls = [q for q in queries if q.get("type") == "null_query"]
     if nulls:
@@ -179,6 +213,93 @@ def choose_params(sets: list[dict], strategies: tuple[str, ...]) -> tuple[Fusion
     return best, best_key[0]
 
 
+def replay_ask(data: dict, support: float) -> list[list[str]]:
+    """Each ask's documents, best first, from its recorded rounds, ranked as
+    core/agentic/nodes.py `merge` ranks them with the other queries' votes added to the
+    question's own at `support` (0: the question's order, then the others by their votes)."""
+    doc, out = data["doc"], []
+    for rounds in data["ask"]["rounds"]:
+        direct: dict[int, float] = {}
+        other: dict[int, float] = {}
+        first: dict[int, tuple[int, int]] = {}
+        for n, queries in enumerate(rounds, start=1):
+            for is_question, ids in queries:
+                votes = direct if is_question else other
+                for rank, c in enumerate(ids[:EVIDENCE_PER_QUERY], start=1):
+                    votes[c] = votes.get(c, 0.0) + 1 / (RRF_K + rank)
+                    first[c] = min(first.get(c, (n, rank)), (n, rank))
+        key = {
+            c: (
+                (-(direct.get(c, 0.0) + support * other.get(c, 0.0)), 0.0)
+                if support
+                else (-direct.get(c, 0.0), -other.get(c, 0.0))
+            )
+            for c in first
+        }
+        ordered = sorted(first, key=lambda c: (*key[c], *first[c], c))
+        out.append(list(dict.fromkeys(doc[str(c)] for c in ordered))[:10])
+    return out
+
+
+def pooled_recall(data: dict) -> tuple[float, float]:
+    """Gold passages anywhere in one search's top 10 vs anywhere in the evidence `ask` hands to
+    the answer (merged over its rounds)."""
+    doc, ask = data["doc"], data["ask"]
+    one = pooled = total = 0
+    for rounds, merged, g in zip(ask["rounds"], ask["ranked"], ask["gold"], strict=True):
+        wanted = set(g)
+        question = next(ids for is_question, ids in rounds[0] if is_question)
+        one += len(wanted & {doc[str(c)] for c in question[:10]})
+        pooled += len(wanted & set(merged))
+        total += len(wanted)
+    return round(one / max(total, 1), 3), round(pooled / max(total, 1), 3)
+
+
+def ask_loso_rows(sets: list[dict]) -> list[dict]:
+    """The support weight chosen on all sets but one (the worst margin of ask's replay below the
+    same queries' one search, then the mean), scored on the one left out."""
+    sets = [d for d in sets if "rounds" in d.get("ask", {})]
+    scored = {
+        (d["set"], w): metrics(replay_ask(d, w), d["ask"]["gold"])
+        for d in sets
+        for w in SUPPORT_GRID
+    }
+    base = {d["set"]: _same_queries_fusion(d) for d in sets}
+
+    def key(w: float, names: list[str]) -> tuple[float, float]:
+        margins = [
+            min(scored[n, w]["R@5"] - base[n]["R@5"], scored[n, w]["MRR@10"] - base[n]["MRR@10"])
+            for n in names
+        ]
+        return round(min(margins), 3), sum(margins) / len(margins)
+
+    rows = []
+    for d in sets:
+        others = [x["set"] for x in sets if x is not d] or [d["set"]]
+        chosen = max(SUPPORT_GRID, key=lambda w: key(w, others))
+        rows.append(
+            {
+                "set": d["set"],
+                "one_search": base[d["set"]],
+                "shipped": scored[d["set"], 0.0],
+                "left_out": scored[d["set"], chosen],
+                "support_left_out": chosen,
+                "by_support": {str(w): scored[d["set"], w] for w in SUPPORT_GRID},
+                "pooled_recall": dict(
+                    zip(("one_search_top10", "ask"), pooled_recall(d), strict=True)
+                ),
+            }
+        )
+    return rows
+
+
+def _same_queries_fusion(data: dict) -> dict:
+    n = len(data["ask"]["gold"])
+    picked = [i for i, g in enumerate(data["gold"]) if g][:n]
+    fused = fused_documents(data, OFFLINE_STRATEGIES, FusionParams())
+    return metrics([fused[i] for i in picked], [data["gold"][i] for i in picked])
+
+
 def per_strategy_rows(data: dict) -> list[dict]:
     rows = []
     shipped = FusionParams()
@@ -194,14 +315,7 @@ def per_strategy_rows(data: dict) -> list[dict]:
     if "ask" in data:
         ask = data["ask"]
         n = len(ask["gold"])
-        picked = [i for i, g in enumerate(data["gold"]) if g][:n]
-        fused = fused_documents(data, OFFLINE_STRATEGIES, shipped)
-        rows.append(
-            {
-                "method": f"default, same {n} queries",
-                **metrics([fused[i] for i in picked], [data["gold"][i] for i in picked]),
-            }
-        )
+        rows.append({"method": f"default, same {n} queries", **_same_queries_fusion(data)})
         rows.append(
             {
                 "method": f"ask, 3 rounds ({n} queries)",
@@ -301,6 +415,21 @@ def main() -> None:
                 f"{r['set']:20} {cells[0]:14} {cells[1]:14} {cells[2]:14}  {r['params_left_out']}"
             )
         print(f"tuned on all: {report['loso'][-1]['params_tuned']}")
+        report["ask_loso"] = ask_loso_rows(sets)
+        if report["ask_loso"]:
+            print("\nask replayed, other queries' votes added at a weight: R@5 / MRR@10")
+            print(f"{'set':20} {'one search':14} {'shipped (0)':14} {'left out':14}  pooled recall")
+            for r in report["ask_loso"]:
+                cells = [
+                    f"{r[c]['R@5']:.3f}/{r[c]['MRR@10']:.3f}"
+                    for c in ("one_search", "shipped", "left_out")
+                ]
+                pooled = r["pooled_recall"]
+                print(
+                    f"{r['set']:20} {cells[0]:14} {cells[1]:14} {cells[2]:14}"
+                    f"  {pooled['one_search_top10']:.3f} -> {pooled['ask']:.3f}"
+                    f"  (weight {r['support_left_out']})"
+                )
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "quality.json"
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

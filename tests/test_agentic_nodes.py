@@ -102,7 +102,7 @@ def test_retrieve_counts_hits_per_strategy_and_votes_for_every_find() -> None:
     session = update["evidence"][2]
     assert (session.rank, session.query, session.aspect, session.round) == (1, "q two", B, 2)
     # Two queries of the round found chunk 2; each votes as a supporting query (round 2).
-    assert session.score == pytest.approx(nodes.SUPPORT_VOTE * (1 / 62 + 1 / 61))
+    assert (session.direct, session.support) == (0.0, pytest.approx(1 / 62 + 1 / 61))
     merged = keep_best_evidence(known, update["evidence"])
     assert merged[1].rank == 1 and merged[1].query == A  # the earlier, better find is kept
     [event] = events
@@ -119,11 +119,13 @@ def test_retrieve_keeps_only_each_querys_top_hits_as_evidence() -> None:
 
 
 def test_the_evidence_reducer_dedupes_by_chunk_keeps_the_best_rank_and_adds_the_votes() -> None:
-    early = Evidence(PASSWORD, A, "first", 1, 4, 0.25)
-    better = Evidence(PASSWORD, B, "second", 2, 1, 0.5)
-    worse = Evidence(PASSWORD, B, "third", 3, 9, 0.125)
-    assert keep_best_evidence({1: early}, {1: better}) == {1: replace(better, score=0.75)}
-    assert keep_best_evidence({1: early}, {1: worse}) == {1: replace(early, score=0.375)}
+    early = Evidence(PASSWORD, A, "first", 1, 4, direct=0.25)
+    better = Evidence(PASSWORD, B, "second", 2, 1, support=0.5)
+    worse = Evidence(PASSWORD, B, "third", 3, 9, support=0.125)
+    assert keep_best_evidence({1: early}, {1: better}) == {
+        1: replace(better, direct=0.25, support=0.5)
+    }
+    assert keep_best_evidence({1: early}, {1: worse}) == {1: replace(early, support=0.125)}
 
 
 def test_evaluate_offline_covers_an_aspect_when_half_its_terms_appear() -> None:
@@ -181,7 +183,8 @@ def test_refine_returns_no_query_when_every_candidate_was_asked() -> None:
 def test_merge_ranks_evidence_by_votes_and_caps_each_aspect() -> None:
     votes = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6, 5: 0.95}
     evidence = {
-        i: Evidence(hit(i, f"t{i}"), A if i <= 3 else B, "q", 1, i, votes[i]) for i in range(1, 6)
+        i: Evidence(hit(i, f"t{i}"), A if i <= 3 else B, "q", 1, i, direct=votes[i])
+        for i in range(1, 6)
     }
     events: list[dict[str, Any]] = []
     ctx = runtime(events, evidence_per_round=2)
@@ -190,18 +193,29 @@ def test_merge_ranks_evidence_by_votes_and_caps_each_aspect() -> None:
     assert events[0]["by_aspect"] == {A: 2, B: 2}
 
 
-def test_the_rounds_cannot_push_the_questions_own_hits_down() -> None:
-    """Round 1 finds 1..5 for the question; round 2's refinement finds 9 first and then 3.
-    9 (found by a refinement only) follows the question's hits; 3 (found by both) rises."""
+def test_the_rounds_add_evidence_after_the_questions_own_hits_and_never_reorder_them() -> None:
+    """Round 1 finds 1..5 for the question (and 7 for an aspect); round 2's two refinements
+    find 9 first and then 3, and 8 then 9. The question's order stands, 3 included; of what
+    only the other queries found, 9 (found twice) comes before 7 and 8 (found once each)."""
     first = [hit(i, f"t{i}") for i in range(1, 6)]
-    second = [hit(9, "t9"), hit(3, "t3")]
-    state: dict[str, Any] = {"round": 1, "aspects": [A], "terms": {}, "queries": [Query("q")]}
-    one = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: [first]))["evidence"]
-    state = {**state, "round": 2, "queries": [Query("refined", A)], "evidence": one}
-    two = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: [second]))["evidence"]
-    pooled = keep_best_evidence(one, two)
-    merged = nodes.merge({"round": 2, "aspects": [A], "evidence": pooled}, runtime([]))
-    assert [h.chunk_id for h in merged["merged"]] == [3, 1, 2, 4, 5, 9]
+    state: dict[str, Any] = {
+        "round": 1,
+        "aspects": [A, B],
+        "terms": {},
+        "queries": [Query("q"), Query("aspect", B)],
+    }
+    one = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: [first, [hit(7, "t7")]]))
+    state = {
+        **state,
+        "round": 2,
+        "queries": [Query("refined", A), Query("again", A)],
+        "evidence": one["evidence"],
+    }
+    found = [[hit(9, "t9"), hit(3, "t3")], [hit(8, "t8"), hit(9, "t9")]]
+    two = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: found))["evidence"]
+    pooled = keep_best_evidence(one["evidence"], two)
+    merged = nodes.merge({"round": 2, "aspects": [A, B], "evidence": pooled}, runtime([]))
+    assert [h.chunk_id for h in merged["merged"]] == [1, 2, 3, 4, 5, 9, 7, 8]
 
 
 def test_answer_passes_question_merged_evidence_and_aspects_to_the_answerer() -> None:

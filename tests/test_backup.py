@@ -18,6 +18,7 @@ from core.config import Settings, save_settings
 from core.errors import ParseError, StoreError
 from core.service import KnowledgeService
 from core.store.vectors import KINDS
+from tests.fake_openai import FakeOpenAI
 from tests.test_cli import zx
 
 SECRET = "sk-test-Zx9secretKEY-do-not-leak-0042"
@@ -138,10 +139,20 @@ def source(tmp_path_factory, embedder) -> dict[str, Any]:
     docs.mkdir()
     for file, text in DOCS.items():
         (docs / file).write_text(text, encoding="utf-8")
-    with KnowledgeService(_settings(home), embedder=embedder) as svc:
+    # Built through the fake OpenAI endpoint, so that it has generated questions too (an
+    # offline build writes none); read back offline, as the restore will be.
+    with (
+        FakeOpenAI() as fake,
+        KnowledgeService(
+            _settings(home, openai_base_url=fake.url, openai_api_key="sk-test"),
+            embedder=embedder,
+            llm_options={"timeout_s": 2.0, "max_attempts": 3, "backoff_s": 0.01},
+        ) as svc,
+    ):
         svc.create_kb("安全", mode="graph", tags=["web", "安全"], description="Web 安全")
         report = svc.add("安全", sorted(docs.iterdir()))
         assert report.ok and report.questions
+    with KnowledgeService(_settings(home), embedder=embedder) as svc:
         before, hits = snapshot(svc, "安全"), searches(svc, "安全")
     save_settings(home, {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     configured = Settings.from_env({"ZHIXING_HOME": str(home)})

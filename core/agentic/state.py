@@ -37,8 +37,10 @@ class Evidence:
     query: str
     round: int
     rank: int  # 1-based position in the fused list of the query that found it
-    # Reciprocal-rank votes of every query that found it (core/agentic/nodes.py `retrieve`).
-    score: float = 0.0
+    # Reciprocal-rank votes (core/agentic/nodes.py `retrieve`): `direct` of the question's own
+    # first search, `support` of every other query (aspects, refinements) that found it.
+    direct: float = 0.0
+    support: float = 0.0
 
 
 def keep_best_evidence(
@@ -53,7 +55,9 @@ def keep_best_evidence(
             merged[chunk_id] = found
             continue
         best = found if found.rank < kept.rank else kept
-        merged[chunk_id] = replace(best, score=kept.score + found.score)
+        merged[chunk_id] = replace(
+            best, direct=kept.direct + found.direct, support=kept.support + found.support
+        )
     return merged
 
 

@@ -1,9 +1,12 @@
 """The enrich stage (DESIGN §4): one knowledge extraction per chunk, then questions and graph.
 
 With an LLM configured each chunk costs exactly one structured call (questions, plus entities
-and relations in `graph` mode), cached; without one the built-in heuristics fill the same
-schema. The results are written to the catalog here, and the texts that need vectors
-(questions and touched entities) are handed back to the pipeline to embed with the chunks.
+and relations in `graph` mode), cached; without one the built-in heuristics extract the
+entities and relations of `graph` mode and no questions (offline questions lowered retrieval on
+every set measured, benchmarks/bench_quality.py, issue 15), so an offline index-mode build
+indexes each chunk by its text alone. The results are written to the catalog here, and the
+texts that need vectors (questions and touched entities) are handed back to the pipeline to
+embed with the chunks.
 """
 
 from __future__ import annotations
@@ -114,6 +117,11 @@ class Enricher:
 
     def _extract(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | Exception]:
         if self.llm is None:
+            # Offline, an index-mode chunk is indexed by its text alone: the heuristic
+            # questions made retrieval worse on every set measured (issue 15), so they are
+            # neither written nor searched, and the graph mode keeps only its entities.
+            if self.kb.mode == "index":
+                return [ChunkKnowledge() for _ in items]
             return [self._offline(i) for i in items]
         from core.llm import ROLES, chunk_knowledge_variables
 
@@ -154,12 +162,13 @@ class Enricher:
 
     def _offline(self, item: EnrichItem) -> ChunkKnowledge | Exception:
         try:
-            return offline_knowledge(
+            knowledge = offline_knowledge(
                 item.chunk.text,
                 title=item.title,
                 heading_path=item.chunk.heading_path,
                 mode=self.kb.mode,
             )
+            return knowledge.model_copy(update={"questions": []})
         except Exception as exc:  # a heuristic's bug costs one chunk's enrichment, not the build
             log.debug("offline extraction failed on chunk %s", item.chunk_id, exc_info=True)
             return exc

@@ -398,8 +398,9 @@ class _Run:
             if self.p.llm is not None
             else "built-in heuristics"
         )
-        stage = "entity graph" if self.kb.mode == "graph" else "question index"
-        self._event(stage, f"{len(batch)} chunks ({how})", force=True)
+        if self.kb.mode == "graph" or self.p.llm is not None:
+            stage = "entity graph" if self.kb.mode == "graph" else "question index"
+            self._event(stage, f"{len(batch)} chunks ({how})", force=True)
         items = [item for _, _, _, item in batch]
         try:
             enriched = self.enricher.enrich(items)
@@ -412,12 +413,8 @@ class _Run:
                 exc, f"extracting knowledge from {titles} into {self.kb.name!r}"
             ) from None
         rows = [(doc_id, "chunk", chunk_id, text) for doc_id, chunk_id, text, _ in batch]
-        if self.p.llm is not None:
-            # The heuristic questions of an offline build stay in the catalog but out of the
-            # index: on every retrieval set measured, BM25 over chunks and those questions was
-            # below BM25 over chunks alone (benchmarks/bench_quality.py, "chunks only"), and
-            # embedding them tripled the build's time.
-            rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
+        # Offline there are none (core/build/enrich.py): they made retrieval worse.
+        rows += [(doc_id, "question", qid, text) for doc_id, qid, text in enriched.questions]
         rows += [(0, "entity", eid, text) for eid, text in enriched.entities.items()]
         self.report.questions += len(enriched.questions)
         self.report.degraded += len(enriched.degraded)
