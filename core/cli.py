@@ -235,10 +235,27 @@ class _Progress:
         self.stream.flush()
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"about {seconds:.0f} s"
+    if seconds < 5400:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
 def _add(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        estimate = svc.estimate(args.name, args.paths)
-        if estimate is not None:
+        estimate = svc.estimate(args.name, args.paths) or {}
+        seconds = estimate.get("embedding", {}).get("seconds")
+        if seconds is not None and estimate["embedding"]["texts"]:
+            print(
+                f"Embedding estimate: {_duration(seconds)} for {estimate['embedding']['texts']}"
+                f" chunks with {estimate['embedding']['model']} (measured on two cores).",
+                file=sys.stderr,
+            )
+        if "calls" in estimate:
             print(
                 f"LLM estimate: {estimate['calls']} calls ({estimate['cached']} cached) for "
                 f"{estimate['chunks']} chunks, ~{estimate['prompt_tokens']:,} prompt + "

@@ -14,7 +14,11 @@ from pathlib import Path
 
 from core.errors import ConfigError
 
-__all__ = ["SAVED_KEYS", "Settings", "load_saved", "save_settings"]
+__all__ = ["BUILTIN_EMBEDDINGS", "SAVED_KEYS", "Settings", "load_saved", "save_settings"]
+
+# The built-in embedding models by their ZHIXING_EMBEDDING name (core/embed.py); any other
+# embedding is `openai:<model>`.
+BUILTIN_EMBEDDINGS = ("builtin", "e5-small")
 
 # What the settings page may save: the LLM and embedding variables of DESIGN §2.
 SAVED_KEYS = (
@@ -66,9 +70,10 @@ class Settings:
             )
         if self.llm_concurrency < 1:
             raise ConfigError("ZHIXING_LLM_CONCURRENCY must be a positive integer.")
-        if not (self.embedding == "builtin" or self.embedding.startswith("openai:")):
+        if not (self.embedding in BUILTIN_EMBEDDINGS or self.embedding.startswith("openai:")):
             raise ConfigError(
-                f"ZHIXING_EMBEDDING is {self.embedding!r}; use 'builtin' or 'openai:<model>'."
+                f"ZHIXING_EMBEDDING is {self.embedding!r}; use 'builtin', 'e5-small' or "
+                "'openai:<model>'."
             )
 
     @classmethod

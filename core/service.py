@@ -275,14 +275,21 @@ class KnowledgeService(AccessControl):
     def estimate_uploads(
         self, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
     ) -> dict[str, dict[str, Any]] | None:
-        """The LLM cost of building uploads into a new knowledge base in each mode (None offline)."""
+        """The LLM and embedding cost of building uploads into a new knowledge base in each mode
+        (None when `worth_estimating` is not)."""
         from core.build.background import estimate
 
         self.actor.require("build", "add documents")
         return estimate(self, uploads, modes)
 
+    def worth_estimating(self) -> bool:
+        """Whether a build has a cost to show before it runs: LLM calls, or a slow embedder."""
+        from core.build.estimate import worth_estimating
+
+        return worth_estimating(self._pipeline)
+
     def estimate_new(self, mode: str, paths: Sequence[Path]) -> dict[str, Any] | None:
-        """The LLM cost of building paths into a knowledge base not created yet."""
+        """The LLM and embedding cost of building paths into a knowledge base not created yet."""
         self.actor.require("build", "add documents")
         return self._pipeline.estimate(KnowledgeBase(id=-1, name="new", mode=mode), paths)
 
@@ -326,7 +333,8 @@ class KnowledgeService(AccessControl):
         return report
 
     def estimate(self, name: str, paths: Sequence[Path]) -> dict[str, Any] | None:
-        """The LLM cost of adding these paths (None offline): calls, cached, tokens, model."""
+        """The cost of adding these paths (core/build/estimate.py): chunks and embedding time,
+        and with an LLM its calls, cached, tokens and model; None when not `worth_estimating`."""
         self.actor.require("build", "add documents")
         return self._pipeline.estimate(self.kb(name), [Path(p) for p in paths])
 

@@ -46,7 +46,7 @@ def act(step: Callable[[], object], message: str) -> None:
 
 
 def mode_captions(files: Any) -> list[str]:
-    if not service.settings.llm_configured:
+    if not service.worth_estimating():
         return [f"{MODE_HELP[m]} {T.MODE_OFFLINE_COST}" for m in MODES]
     key = tuple((f.name, f.size) for f in files or [])
     costs = st.session_state.get("build-estimate", {}).get(key)
@@ -54,8 +54,21 @@ def mode_captions(files: Any) -> list[str]:
         costs = guarded(lambda: service.estimate_uploads(uploads(files), MODES)) or {}
         st.session_state["build-estimate"] = {key: costs}
     if not costs:
-        return [f"{MODE_HELP[m]} {T.MODE_ONLINE_UNKNOWN}" for m in MODES]
+        unknown = (
+            T.MODE_ONLINE_UNKNOWN
+            if service.settings.llm_configured
+            else f"{T.MODE_OFFLINE_COST}{T.MODE_EMBED_UNKNOWN.format(model=service.embedder.name)}"
+        )
+        return [f"{MODE_HELP[m]} {unknown}" for m in MODES]
     return [f"{MODE_HELP[m]} {cost_text(costs[m])}" for m in MODES]
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 90:
+        return T.SECONDS.format(n=max(1, round(seconds)))
+    if seconds < 5400:
+        return T.MINUTES.format(n=round(seconds / 60))
+    return T.HOURS.format(n=f"{seconds / 3600:.1f}")
 
 
 # The breakdown's wording; it belongs with the others in app/strings/build.py.
@@ -66,7 +79,20 @@ ROLES_BASIS = {"history": "按本知识库已有的构建估计", "default": "�
 
 
 def cost_text(cost: dict[str, Any]) -> str:
-    """One mode's estimate: calls and tokens, and in graph mode the calls per role."""
+    """One mode's estimate: calls and tokens, in graph mode the calls per role, and the
+    embedding time where the embedder's speed is known."""
+    embedding = cost.get("embedding") or {}
+    took = (
+        T.EMBEDDING_COST.format(
+            time=duration_text(embedding["seconds"]),
+            model=embedding.get("model", ""),
+            texts=embedding.get("texts", 0),
+        )
+        if embedding.get("seconds") is not None
+        else ""
+    )
+    if "calls" not in cost:
+        return f"{T.MODE_OFFLINE_COST}{took}"
     text = T.MODE_ONLINE_COST.format(
         calls=cost.get("calls", 0),
         cached=cost.get("cached", 0),
@@ -80,7 +106,7 @@ def cost_text(cost: dict[str, Any]) -> str:
             summaries=roles.get("summarize_description", 0),
             basis=ROLES_BASIS.get(cost.get("basis", ""), ""),
         )
-    return text
+    return text + took
 
 
 def create_form() -> None:

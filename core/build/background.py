@@ -409,11 +409,12 @@ def _check_uploads(uploads: Sequence[tuple[str, bytes]], max_upload_mb: int | No
 def estimate(
     service: KnowledgeService, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
 ) -> dict[str, dict[str, Any]] | None:
-    """The LLM cost of building `uploads` in each mode into a new knowledge base; None offline.
+    """The LLM and embedding cost of building `uploads` in each mode into a new knowledge base
+    (core/build/estimate.py); None when there is nothing worth estimating.
 
     Parses and chunks the files (a dry pass), so call it on demand, not on every rerun.
     """
-    if not service.settings.llm_configured or not uploads:
+    if not uploads or not service.worth_estimating():
         return None
     folder = service.settings.home / "uploads" / f"estimate-{uuid.uuid4().hex[:12]}"
     try:

@@ -1,4 +1,10 @@
-"""What an `add` would cost in LLM calls and tokens, before it runs (a dry pass).
+"""What an `add` would cost in LLM calls and tokens and in embedding time, before it runs (a
+dry pass).
+
+The embedding time is the embedder's measured speed applied to the texts it will embed (the
+chunks; with an LLM also about QUESTIONS_PER_CHUNK questions each), core/embed.py
+`embedding_seconds`. Offline with a fast embedder (the default) there is nothing worth a dry
+pass: no calls, and embedding is a small part of the build; `estimate_add` returns None then.
 
 Every chunk to (re)build costs one `chunk_knowledge` call, priced exactly. In `graph` mode the
 build also confirms similarity merges of entity names (`same_entity`) and summarizes entity
@@ -30,7 +36,14 @@ if TYPE_CHECKING:
     from core.build.pipeline import BuildPipeline
     from core.store.catalog import Catalog
 
-__all__ = ["DEFAULT_RATES", "EXTRA_ROLES", "PRIOR_CHUNKS", "estimate_add", "graph_history"]
+__all__ = [
+    "DEFAULT_RATES",
+    "EXTRA_ROLES",
+    "PRIOR_CHUNKS",
+    "estimate_add",
+    "graph_history",
+    "worth_estimating",
+]
 
 EXTRA_ROLES = ("same_entity", "summarize_description")
 # Extra calls per `chunk_knowledge` call in graph mode, for a knowledge base without history:
@@ -40,6 +53,12 @@ EXTRA_ROLES = ("same_entity", "summarize_description")
 DEFAULT_RATES = {"same_entity": 0.126, "summarize_description": 0.140}
 # How many chunks of a knowledge base's own history weigh as much as the default rates.
 PRIOR_CHUNKS = 50
+# Below this speed (core/embed.py `text_units` a second) an offline build's embedding time is
+# worth announcing: the built-in e5-small embeds ~900, the default model ~20,000.
+SLOW_EMBEDDING = 5_000.0
+# Questions an LLM writes per chunk (prompts ask for 3-5) and their size in `text_units`.
+QUESTIONS_PER_CHUNK = 4
+QUESTION_UNITS = 15.0
 # Representative inputs, only to price one extra call in tokens (names and descriptions of
 # typical length: a summary is asked for just past the limit).
 _TYPICAL: dict[str, dict[str, object]] = {
@@ -59,27 +78,36 @@ _TYPICAL: dict[str, dict[str, object]] = {
 }
 
 
+def worth_estimating(pipeline: BuildPipeline) -> bool:
+    """Whether a build has a cost worth a dry pass: LLM calls, or a slow embedder."""
+    rate = getattr(pipeline.embedder, "units_per_second", None)
+    return pipeline.llm is not None or (rate is not None and rate < SLOW_EMBEDDING)
+
+
 def estimate_add(
     pipeline: BuildPipeline, kb: KnowledgeBase, paths: Sequence[Path]
 ) -> dict[str, Any] | None:
-    """Estimate the LLM calls and tokens an `add` would cost, before it runs.
+    """Estimate the LLM calls and tokens and the embedding time an `add` would cost.
 
     A dry pass: parse and chunk what would be (re)built, then price one extraction call per
     chunk, plus (graph mode) the predicted merge confirmations and summaries; unchanged
-    documents and cached prompts cost nothing. None when offline.
+    documents and cached prompts cost nothing. None when not `worth_estimating`.
 
-    `calls` counts every role; `by_role` breaks it down, and `basis` says where the graph
-    roles' figures come from: "history" (this knowledge base's earlier builds), "default"
-    (rates measured on benchmark corpora) or "none" (no graph calls expected).
+    Always `chunks` and `embedding` ({"model", "texts", "seconds"}; seconds None for an
+    endpoint, whose speed is its own). With an LLM also `calls` (every role), `by_role`, and
+    `basis`, where the graph roles' figures come from: "history" (this knowledge base's earlier
+    builds), "default" (rates measured on benchmark corpora) or "none" (no graph calls).
     """
-    if pipeline.llm is None:
+    if not worth_estimating(pipeline):
         return None
-    from core.llm import ROLES, chunk_knowledge_variables
+    from core.build.pipeline import embedding_text
+    from core.embed import embedding_seconds
 
     settings = pipeline.settings
     files, _ = collect_files(paths)
     states = pipeline.catalog.document_states(kb.id)
-    variables = []
+    variables: list[dict[str, Any]] = []
+    texts: list[str] = []
     for unit in iter_units(files, workers=settings.workers):
         if isinstance(unit, ItemFailure):
             continue
@@ -95,14 +123,31 @@ def estimate_add(
             max_units=settings.chunk_units,
             overlap_units=settings.chunk_overlap_units,
         ):
-            variables.append(
-                chunk_knowledge_variables(
-                    chunk.text,
-                    mode=kb.mode,
-                    title=doc.title,
-                    heading=" > ".join(chunk.heading_path),
+            texts.append(embedding_text(doc.title, chunk))
+            if pipeline.llm is not None:
+                from core.llm import chunk_knowledge_variables
+
+                variables.append(
+                    chunk_knowledge_variables(
+                        chunk.text,
+                        mode=kb.mode,
+                        title=doc.title,
+                        heading=" > ".join(chunk.heading_path),
+                    )
                 )
-            )
+    seconds = embedding_seconds(pipeline.embedder, texts)
+    if seconds is not None and pipeline.llm is not None:
+        rate = getattr(pipeline.embedder, "units_per_second", 1.0)
+        seconds += len(texts) * QUESTIONS_PER_CHUNK * QUESTION_UNITS / rate
+    embedding = {
+        "model": pipeline.embedder.name,
+        "texts": len(texts),
+        "seconds": None if seconds is None else round(seconds, 1),
+    }
+    if pipeline.llm is None:
+        return {"chunks": len(texts), "embedding": embedding}
+    from core.llm import ROLES
+
     llm: Any = pipeline.llm
     estimate = llm.estimate(ROLES["chunk_knowledge"], variables)
     by_role = {"chunk_knowledge": estimate["calls"], **dict.fromkeys(EXTRA_ROLES, 0)}
@@ -123,6 +168,7 @@ def estimate_add(
         "basis": basis,
         "chunks": len(variables),
         "concurrency": settings.llm_concurrency,
+        "embedding": embedding,
     }
 
 

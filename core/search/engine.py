@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from core.embed import Embedder
+from core.embed import Embedder, embed_queries
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
-from core.search.fusion import Fused, FusionParams, fuse_strategies
+from core.search.fusion import Fused, FusionParams, fuse_strategies, fusion_params
 from core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
 from core.search.strategies import StrategyRunner
 from core.search.titles import TitleIndex
@@ -96,7 +96,7 @@ class SearchEngine:
         self.vectors = vectors
         self.embedder = embedder
         self.titles = TitleIndex(catalog)
-        self.fusion = FusionParams()
+        self.fusion = fusion_params(embedder.name)
         self._pool = ThreadPoolExecutor(max_workers=len(STRATEGIES), thread_name_prefix="search")
 
     def search(
@@ -196,7 +196,7 @@ class SearchEngine:
             rewrites_f = self._pool.submit(
                 rewrite_queries, queries, self.llm if wants_rewrites else None
             )
-        vectors = self.embedder.embed(queries)
+        vectors = embed_queries(self.embedder, queries)
         basic_f = self._pool.submit(runner.basic, vectors)
         futures = {}
         if "graph" in strategies:

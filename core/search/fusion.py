@@ -37,6 +37,7 @@ __all__ = [
     "Fused",
     "FusionParams",
     "fuse_strategies",
+    "fusion_params",
     "list_weights",
     "reciprocal_rank_fusion",
 ]
@@ -88,6 +89,19 @@ class FusionParams:
     full_match: float = 0.5  # BM25's match from which it votes in full and dense only at the floor
     dense_floor: float = 0.0
     expansion_weight: float = 0.05
+
+
+# How far a dense list adds to a BM25 list that matched depends on the dense model: the
+# default (USE v3) is the weaker search in one language on every set measured, so it votes at
+# the floor 0 where BM25 matched; e5-small is the stronger one on hotpotqa and cmrc2018 and
+# keeps half its vote (chosen leaving one of six sets out, benchmarks/bench_quality.py --loso
+# --embedding e5-small; the README has the table and where it falls short).
+_BY_EMBEDDING = {"e5-small": FusionParams(full_match=0.8, dense_floor=0.5)}
+
+
+def fusion_params(embedding: str) -> FusionParams:
+    """The fusion constants for a knowledge base embedded with `embedding`."""
+    return _BY_EMBEDDING.get(embedding, FusionParams())
 
 
 def list_weights(

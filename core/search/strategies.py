@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.embed import Embedder
+from core.embed import Embedder, embed_queries
 from core.enrich import normalize_entity_name
 from core.models import KnowledgeBase
 from core.search.rewrite import QueryRewrites
@@ -97,7 +97,7 @@ class StrategyRunner:
         flat = [p for ps in parts for p in ps]
         if not flat:
             return [[] for _ in rewrites]
-        lists = self.to_chunks(self.dense(self.embedder.embed(flat), _DENSE_KINDS))
+        lists = self.to_chunks(self.dense(embed_queries(self.embedder, flat), _DENSE_KINDS))
         out, i = [], 0
         for ps in parts:
             own = lists[i : i + len(ps)]
@@ -146,7 +146,7 @@ class StrategyRunner:
         out: list[list[int]] = [[] for _ in texts]
         if wanted:
             lists = self.to_chunks(
-                self.dense(self.embedder.embed([texts[i] for i in wanted]), _DENSE_KINDS)
+                self.dense(embed_queries(self.embedder, [texts[i] for i in wanted]), _DENSE_KINDS)
             )
             for i, ranked in zip(wanted, lists, strict=True):
                 out[i] = ranked
