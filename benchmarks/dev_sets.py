@@ -9,6 +9,13 @@ queries.jsonl ({"id","question","gold":[ids],"type"}); nothing is copied into th
 - crud-lede: Chinese news (CRUD-RAG, 1,930 articles): the article's first sentence is the
   question, the rest of the article (without that sentence) the passage; every fourth article
   with a first sentence is asked (472 questions) over all 1,930. Chinese, known-item.
+- asvs-terms: the 53 English glossary terms of ASVS 4.0.3 ("Address Space Layout Randomization
+  (ASLR)") asked of the 53 Chinese glossary entries (term and definition; some keep the English
+  name or acronym beside the Chinese), paired by their order in the two glossaries. EN -> ZH, with
+  the loanword overlap real Chinese documents have.
+- asvs-sections: each English section heading without its number ("Session Binding") asked of
+  the Chinese sections' bodies (requirement tables and prose, without the heading), paired by the
+  section number. EN -> ZH, short questions over long passages.
 - cwe-names: each CWE weakness name ("Improper Neutralization of ...") asked of the weakness
   descriptions (description and extended description, without the name); every second weakness
   is asked (469) over all 938. English, paraphrase-heavy.
@@ -69,6 +76,49 @@ def _crud_lede() -> tuple[list[dict], list[dict]]:
     return corpus, queries
 
 
+_GLOSSARY = "0x90-Appendix-A_Glossary.md"
+_TERM = re.compile(r"^- \*\*(.+?)\*\*\s*([（(][^）)]*[）)])?")
+_SECTION = re.compile(r"^## (V\d+\.\d+) (.+)$", re.M)
+_HEADING = re.compile(r"^##? ", re.M)
+
+
+def _asvs_terms() -> tuple[list[dict], list[dict]]:
+    def entries(language: str) -> list[str]:
+        text = (ASVS / f"{language}-md" / _GLOSSARY).read_text(encoding="utf-8")
+        return [line for line in text.splitlines() if line.startswith("- **")]
+
+    english, chinese = entries("en"), entries("zh-cn")
+    corpus = [{"id": f"t{n}", "title": "", "text": line[2:]} for n, line in enumerate(chinese)]
+    queries = []
+    for n, line in enumerate(english[: len(chinese)]):
+        term = _TERM.match(line)
+        if term:
+            question = " ".join(x for x in term.groups() if x)
+            queries.append({"id": f"t{n}", "question": question, "gold": [f"t{n}"], "type": "term"})
+    return corpus, queries
+
+
+def _asvs_sections() -> tuple[list[dict], list[dict]]:
+    def sections(language: str) -> dict[str, tuple[str, str]]:
+        out = {}
+        for path in sorted((ASVS / f"{language}-md").glob("0x*.md")):
+            text = path.read_text(encoding="utf-8")
+            for here in _SECTION.finditer(text):
+                after = _HEADING.search(text, here.end())
+                body = text[here.end() : after.start() if after else len(text)]
+                out[here.group(1)] = (here.group(2).strip(), _LINK.sub("", body).strip())
+        return out
+
+    english, chinese = sections("en"), sections("zh-cn")
+    corpus = [{"id": sid, "title": "", "text": body} for sid, (_, body) in chinese.items() if body]
+    queries = [
+        {"id": sid, "question": heading, "gold": [sid], "type": "section"}
+        for sid, (heading, _) in english.items()
+        if chinese.get(sid, ("", ""))[1]
+    ]
+    return corpus, queries
+
+
 def _cwe_names() -> tuple[list[dict], list[dict]]:
     corpus, queries = [], []
     with (DATA / "cwe" / "1000.csv").open(encoding="utf-8") as f:
@@ -85,6 +135,8 @@ def _cwe_names() -> tuple[list[dict], list[dict]]:
 DEV_SETS: dict[str, Callable[[], tuple[list[dict], list[dict]]]] = {
     "asvs-en2zh": lambda: _asvs_pair("en", "zh-cn"),
     "asvs-zh2en": lambda: _asvs_pair("zh-cn", "en"),
+    "asvs-terms": _asvs_terms,
+    "asvs-sections": _asvs_sections,
     "crud-lede": _crud_lede,
     "cwe-names": _cwe_names,
 }

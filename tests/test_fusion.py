@@ -68,14 +68,18 @@ def _top(fused, n=5):
 
 
 def test_a_cross_lingual_query_follows_the_dense_list():
-    """An English question over Chinese passages: BM25 matched only a loanword (match near 0),
-    so its list, which shares nothing with dense's, must not push dense's hits down."""
+    """An English question over Chinese passages: BM25 matched only a loanword (match near 0,
+    hits in the other script), so its list, which shares nothing with dense's, must not push
+    dense's hits down; nor where it matched next to nothing in the question's own script."""
     from core.search.fusion import fuse_strategies, list_weights
 
-    weights = list_weights({"basic": DENSE, "keyword": BM25}, match=0.05)
+    weights = list_weights({"basic": DENSE, "keyword": BM25}, match=0.05, agreement=0.1)
+    assert weights == {"basic": 1.0, "keyword": 0.0}
+    fused = fuse_strategies({"basic": DENSE, "keyword": BM25}, match=0.05, agreement=0.1)
+    assert _top(fused, 10) == DENSE
+    weights = list_weights({"basic": DENSE, "keyword": BM25}, match=0.02, agreement=1.0)
     assert weights["basic"] > 5 * weights["keyword"]
-    fused = fuse_strategies({"basic": DENSE, "keyword": BM25}, match=0.05)
-    assert _top(fused) == DENSE[:5]
+    assert _top(fuse_strategies({"basic": DENSE, "keyword": BM25}, match=0.02)) == DENSE[:5]
 
 
 def test_an_extractive_query_follows_bm25_and_dense_only_follows():
@@ -211,3 +215,58 @@ def test_a_stronger_dense_model_keeps_a_vote_where_bm25_matched_the_question():
     assert default[:3] == ["a", "b", "c"]
     assert stronger[0] == "a" and "d" in stronger  # agreed first, dense's own find kept
     assert fusion_params("openai:bge-m3") == fusion_params("builtin")  # unknown: the default
+
+
+def test_bm25_hits_in_another_script_vote_nothing_even_where_acronyms_matched():
+    """An English question whose acronym BM25 found in Chinese passages (agreement low): a
+    list that agrees with dense on the wrong items must not reorder dense's top (with RRF's
+    k = 60 even a small vote for dense's second item would put it first)."""
+    from core.search.fusion import OTHER_SCRIPT, fuse_strategies, list_weights
+
+    dense = ["right", "near", "d2", "d3", "d4", "d5"]
+    bm25 = ["near", "d5", "k2"]  # the acronym's other passages
+    weights = list_weights({"basic": dense, "keyword": bm25}, match=0.2, agreement=0.1)
+    assert weights == {"basic": 1.0, "keyword": 0.0}
+    fused = fuse_strategies({"basic": dense, "keyword": bm25}, match=0.2, agreement=0.1)
+    assert _top(fused, 6) == dense
+    # The same lists with the hits in the question's script: BM25 votes again.
+    same = fuse_strategies({"basic": dense, "keyword": bm25}, match=0.2, agreement=1.0)
+    assert same[0].item == "near"
+    edge = list_weights({"basic": dense, "keyword": bm25}, match=0.5, agreement=OTHER_SCRIPT)
+    assert edge["keyword"] > 0
+
+
+def _fused(items):
+    from core.search.fusion import Fused
+
+    return [
+        Fused(item, score=1 / (61 + n), ranks={"keyword": n + 1}) for n, item in enumerate(items)
+    ]
+
+
+def test_the_document_the_top_hit_names_takes_rank_five():
+    from core.search.fusion import link_at
+
+    fused = _fused(["a", "b", "c", "d", "e", "f", "g"])
+    linked = link_at(fused, ["x"])
+    assert [f.item for f in linked] == ["a", "b", "c", "d", "x", "e", "f", "g"]
+    assert linked[4].ranks == {"link": 1}
+    # Already in the first five, or deeper: no duplicate, and it still moves up to five.
+    assert [f.item for f in link_at(fused, ["c"])] == [f.item for f in fused]
+    assert [f.item for f in link_at(fused, ["g"])] == ["a", "b", "c", "d", "g", "e", "f"]
+    # The first link not taken is used; the question's own title links are left to it.
+    assert [f.item for f in link_at(fused, ["b", "q", "y"], avoid=["q"])][4] == "y"
+    # A short list gets the link at its end; an empty one or no link changes nothing.
+    assert [f.item for f in link_at(_fused(["a", "b"]), ["x"])] == ["a", "b", "x"]
+    assert link_at([], ["x"]) == [] and [f.item for f in link_at(fused, [])] == list("abcdefg")
+
+
+def test_a_link_to_a_document_already_in_the_top_five_counts_by_document():
+    from core.search.fusion import link_at
+
+    document = {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "lead2": 2, "lead6": 6}.get
+    fused = _fused(["a", "b", "c", "d", "e", "f"])
+    assert [f.item for f in link_at(fused, ["lead2"], document=document)] == list("abcdef")
+    # Another chunk of a document that sits at rank 6 replaces it instead of repeating it.
+    moved = [f.item for f in link_at(fused, ["lead6"], document=document)]
+    assert moved == [*"abcd", "lead6", "e"]

@@ -9,14 +9,39 @@ from pathlib import Path
 from core.config import Settings
 from core.service import KnowledgeService
 from core.store import Catalog
-from core.store.analysis import ANALYSIS_VERSION, bm25_text
+from core.store.analysis import ANALYSIS_VERSION, bm25_text, readable
 
 
-def test_english_is_folded_stemmed_and_stripped_of_stop_words_chinese_is_kept() -> None:
+def test_english_is_folded_stemmed_and_stripped_of_stop_words() -> None:
     assert bm25_text("The Exies were formed in Los Angeles") == "exi form los angel"
-    assert bm25_text("Java应用的会话管理要求") == "java 应用的会话管理要求"
     assert bm25_text("GB/T 34944-2017, V3.2") == "gb t 34944 2017 v3 2"
     assert bm25_text("The Exies were formed", version=0) == "The Exies were formed"
+    assert bm25_text("Java应用的会话管理要求", version=1) == "java 应用的会话管理要求"
+
+
+def test_chinese_is_indexed_as_bigrams_and_content_characters_that_read_back() -> None:
+    indexed = bm25_text("Java应用的会话管理要求")
+    tokens = indexed.split()
+    assert tokens[0] == "java" and all(t.isascii() and t.isalnum() for t in tokens)
+    assert len(tokens) == 1 + 8 + 8  # 8 bigrams of 9 characters, 8 of them content (not 的)
+    assert readable(indexed) == "java 应用的会话管理要求"
+    # Runs apart stay apart; a lone function character is no token; old texts pass unchanged.
+    assert readable(bm25_text("中国。国人，的 猫")) == "中国 国人 猫"
+    assert readable("java 应用的会话管理要求") == "java 应用的会话管理要求"
+    assert bm25_text("的") == ""
+
+
+def test_a_chinese_name_jieba_cuts_apart_is_found_by_its_bigrams(
+    service: KnowledgeService, tmp_path: Path
+) -> None:
+    # jieba cuts the passage's "凯莱英" as 凯莱/英 but the question's "莱英" whole, so by words the
+    # name matches nothing and the shorter passage wins on 研发中心; both hold the bigram 莱英.
+    (tmp_path / "a.md").write_text("# 公司\n\n凯莱英的研发中心位于天津。\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# 其他\n\n研发中心在上海。\n", encoding="utf-8")
+    service.create_kb("kb")
+    service.add("kb", [tmp_path / "a.md", tmp_path / "b.md"])
+    hits = service.search("莱英研发中心在哪", ["kb"], strategies=["keyword"])
+    assert hits and hits[0].document == "a.md"
 
 
 def test_a_query_in_another_inflection_finds_the_passage(service: KnowledgeService, tmp_path: Path):
@@ -51,16 +76,24 @@ def test_a_catalog_from_before_the_analysis_keeps_its_raw_index(tmp_path: Path) 
         catalog.close()
 
 
+def _corpus(folder: Path, records: list[dict]) -> Path:
+    """A JSON-lines corpus of {"id", "title", "text"} records."""
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
+    return corpus
+
+
 def test_keyword_links_a_document_the_question_names_by_title(
     settings: Settings, embedder, tmp_path: Path
 ) -> None:  # noqa: ANN001
-    corpus = tmp_path / "corpus.jsonl"
-    records = [
-        {"id": "h1", "title": "Haymo of Faversham", "text": "An English Franciscan scholar."},
-        {"id": "h2", "title": "Recovery of Aristotle", "text": "Latin translations of Greek."},
-        {"id": "h3", "title": "会话管理", "text": "空闲会话在15分钟后失效。"},
-    ]
-    corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
+    corpus = _corpus(
+        tmp_path,
+        [
+            {"id": "h1", "title": "Haymo of Faversham", "text": "An English Franciscan scholar."},
+            {"id": "h2", "title": "Recovery of Aristotle", "text": "Latin translations of Greek."},
+            {"id": "h3", "title": "会话管理", "text": "空闲会话在15分钟后失效。"},
+        ],
+    )
     with KnowledgeService(settings, embedder=embedder) as svc:
         svc.create_kb("kb", mode="graph")
         svc.add("kb", [corpus])
@@ -77,3 +110,85 @@ def test_keyword_links_a_document_the_question_names_by_title(
         assert all("keyword" not in h.strategies for h in walked)
         svc.remove("kb", "h1")  # the cache follows the catalog
         assert titles.named("What did Haymo of Faversham write?", kbs) == []
+
+
+def test_a_passage_links_documents_by_titles_written_as_names(
+    service: KnowledgeService, tmp_path: Path
+) -> None:
+    records = [
+        {"id": "f", "title": "Night Harbour", "text": "A 1990 drama directed by John Smith."},
+        {"id": "j", "title": "John Smith", "text": "John Smith was born in Halifax."},
+        {"id": "i", "title": "Introduction", "text": "An overview of the archive."},
+        {"id": "z1", "title": "会话管理要求", "text": "空闲会话应在十五分钟后失效。"},
+        {"id": "z2", "title": "概述", "text": "本文概述了各项要求。"},
+    ]
+    service.create_kb("kb")
+    service.add("kb", [_corpus(tmp_path, records)])
+    titles, kbs = service._engine.titles, service.scope(["kb"])
+    source = {c: r["source"] for c, r in service._catalog.chunks_by_id(list(range(1, 50))).items()}
+
+    def linked(text: str) -> list[str]:
+        return [source[chunk] for chunk, _ in titles.linked(text, kbs)]
+
+    assert linked("A 1990 drama directed by John Smith.") == ["j"]
+    assert linked("directed by john smith") == []  # a name is written as one
+    assert linked("This introduction explains the archive.") == []
+    assert linked("详见会话管理要求。本节概述如下。") == ["z1"]  # 概述 is a word, not a name
+
+
+def test_a_multi_hop_question_reaches_the_page_the_top_hit_names(
+    service: KnowledgeService, tmp_path: Path
+) -> None:
+    """The film's page names its director; the director's page shares no word with the
+    question but "born", which five other pages use more: the link brings it to rank 5."""
+    records = [
+        {
+            "id": "film",
+            "title": "Night Harbour",
+            "text": "Night Harbour is a 1990 drama film "
+            "directed by Maren Vollstedt, about a harbour town at night.",
+        },
+        {
+            "id": "director",
+            "title": "Maren Vollstedt",
+            "text": "Maren Vollstedt is a German filmmaker. Vollstedt was born in Kiel.",
+        },
+    ]
+    records += [
+        {
+            "id": f"other{n}",
+            "title": f"Harbour director {n}",
+            "text": f"The harbour director "
+            f"{n} of the film festival was born in a harbour town; the director was born there.",
+        }
+        for n in range(6)
+    ]
+    service.create_kb("kb")
+    service.add("kb", [_corpus(tmp_path, records)])
+    question = "Where was the director of the film Night Harbour born?"
+    plain = service.search(question, ["kb"], strategies=["basic"])
+    assert "director" not in [h.document for h in plain[:5]]  # the lists alone miss it
+    hits = service.search(question, ["kb"])
+    assert hits[0].document == "film"
+    assert hits[4].document == "director" and hits[4].strategies == {"link": 1}
+
+
+def test_a_knowledge_base_built_before_the_bigrams_is_still_found_beside_a_new_one(
+    service: KnowledgeService, tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
+    import core.store.catalog as catalog_module
+
+    (tmp_path / "old.md").write_text("# 旧库\n\n会话令牌在注销后必须失效。\n", encoding="utf-8")
+    (tmp_path / "new.md").write_text("# 新库\n\n会话令牌至少有六十四位的熵。\n", encoding="utf-8")
+    monkeypatch.setattr(catalog_module, "ANALYSIS_VERSION", 1)  # as a release before built it
+    service.create_kb("old")
+    service.add("old", [tmp_path / "old.md"])
+    monkeypatch.undo()
+    service.create_kb("new")
+    service.add("new", [tmp_path / "new.md"])
+    assert service._catalog.get_kb("old").analysis == 1
+    assert service._catalog.get_kb("new").analysis == ANALYSIS_VERSION == 2
+    old = service.search("注销后的会话令牌", ["old"], strategies=["keyword"])
+    assert [h.document for h in old] == ["old.md"]
+    both = service.search("会话令牌", ["old", "new"], strategies=["keyword"])
+    assert sorted(h.document for h in both) == ["new.md", "old.md"]

@@ -13,8 +13,16 @@ from dataclasses import dataclass
 from core.embed import Embedder, embed_queries
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
-from core.search.fusion import Fused, FusionParams, fuse_strategies, fusion_params
+from core.search.fusion import (
+    LINK_RANK,
+    Fused,
+    FusionParams,
+    fuse_strategies,
+    fusion_params,
+    link_at,
+)
 from core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
+from core.search.signals import KeywordSignal
 from core.search.strategies import StrategyRunner
 from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
@@ -54,13 +62,16 @@ class StrategyLists:
 
     ranked: dict[str, Ranked]  # per strategy, per query
     named: Ranked  # per query, the chunks `keyword` linked by title
-    match: list[float | None]  # per query, how much of it BM25 matched (core/search/signals.py)
+    # per query, what BM25's top hits say of it (core/search/signals.py); None without keyword
+    signals: list[KeywordSignal | None]
 
     def fuse(self, i: int, params: FusionParams | None = None) -> list[Fused[int]]:
+        signal = self.signals[i]
         return fuse_strategies(
             {name: lists[i] for name, lists in self.ranked.items()},
             named=self.named[i],
-            match=self.match[i],
+            match=signal.match if signal else None,
+            agreement=signal.agreement if signal else None,
             params=params or FusionParams(),
         )
 
@@ -141,7 +152,10 @@ class SearchEngine:
         if rewrites is not None and len(rewrites) != len(queries):
             raise ValueError("search_many needs one rewrite (or None) per query")
         lists = self.strategy_lists(list(queries), kbs, depth, strategies, rewrites)
-        fused = [lists.fuse(i, self.fusion)[:top_k] for i in range(len(queries))]
+        fused = [lists.fuse(i, self.fusion) for i in range(len(queries))]
+        if "keyword" in strategies:
+            fused = self._link(fused, lists.named, kbs)
+        fused = [hits[:top_k] for hits in fused]
         rows = self.catalog.chunks_by_id(sorted({f.item for hits in fused for f in hits}))
         return [
             [
@@ -151,6 +165,31 @@ class SearchEngine:
             ]
             for hits in fused
         ]
+
+    def _link(
+        self, fused: list[list[Fused[int]]], named: Ranked, kbs: Sequence[KnowledgeBase]
+    ) -> list[list[Fused[int]]]:
+        """Per query, the document its top hit names by title at rank 5 (fusion.link_at)."""
+        heads = {f.item for hits in fused for f in hits[:LINK_RANK]}
+        rows = self.catalog.chunks_by_id(sorted(heads))
+        out = []
+        for hits, own in zip(fused, named, strict=True):
+            top = rows.get(hits[0].item) if hits else None
+            if top is None:
+                out.append(hits)
+                continue
+            linked = self.titles.linked(top["text"], kbs)
+            document = {c: rows[c]["document_id"] for c in (f.item for f in hits) if c in rows}
+            document.update(linked)
+            out.append(
+                link_at(
+                    hits,
+                    [chunk for chunk, _ in linked],
+                    document=lambda c, d=document: d.get(c, ("chunk", c)),
+                    avoid=own,
+                )
+            )
+        return out
 
     # --- strategies ------------------------------------------------------------------------
 
@@ -214,10 +253,10 @@ class SearchEngine:
         named: Ranked = runner.named(queries) if "keyword" in strategies else [[] for _ in queries]
         ranked = {name: f.result() for name, f in futures.items()}
         ranked["basic"] = basic
-        match: list[float | None] = [None for _ in queries]
+        signals: list[KeywordSignal | None] = [None for _ in queries]
         if "keyword" in ranked:
-            ranked["keyword"], match = ranked["keyword"]
-        return StrategyLists({name: ranked[name] for name in strategies}, named, match)
+            ranked["keyword"], signals = ranked["keyword"]
+        return StrategyLists({name: ranked[name] for name in strategies}, named, signals)
 
     def _bm25(
         self, dim: int, texts: list[str], kbs: Sequence[KnowledgeBase], depth: int

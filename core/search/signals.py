@@ -14,24 +14,26 @@ needing statistics of the corpus nor anything fitted to a data set:
   the first case near 0 and the second near 1.
 
 Terms are what the index sees: English words case-folded, stop words dropped and stemmed
-(core/store/analysis.py), and Chinese as character bigrams (jieba's segmentation lives inside
-Milvus; a bigram is contained in the passage exactly when the words that form it are), leaving
-out bigrams with a question or function character (的, 是, 什么, 哪 …), which a passage has no
-reason to contain.
+(core/store/analysis.py), and Chinese as character bigrams, as the index holds them (the hits'
+indexed texts are read back with `analysis.readable`), leaving out bigrams with a question or
+function character (的, 是, 什么, 哪 …), which a passage has no reason to contain.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from core.store.analysis import bm25_text
+from core.store.analysis import FUNCTION_CHARACTERS, bm25_text, readable
 
 __all__ = [
     "COVERAGE_DEPTH",
+    "KeywordSignal",
     "cjk_share",
     "keyword_coverage",
     "keyword_match",
+    "keyword_signal",
     "query_terms",
     "script_agreement",
 ]
@@ -42,15 +44,11 @@ _LATIN = re.compile(r"[0-9a-z\u00c0-\u024f]+")
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _LETTERS_PER_CHARACTER = 4  # an English word of ~5 letters says about what 1-2 characters do
-# Question words and particles: a passage that answers never needs to contain them.
-_FUNCTION = frozenset(
-    "的了吗呢吧啊是在有和与及或什么哪谁几何为怎样如其这那些个之于对把被从到就都也还又"
-)
 
 
 def query_terms(query: str, version: int = 1) -> list[str]:
     """The query's distinct terms: analysed English words and Chinese content bigrams."""
-    analysed = bm25_text(query, version).casefold()
+    analysed = readable(bm25_text(query, version)).casefold()
     terms: list[str] = []
     for token in analysed.split():
         if _CJK_RUN.fullmatch(token):
@@ -93,19 +91,43 @@ def script_agreement(query: str, texts: Sequence[str], *, depth: int = COVERAGE_
     return 1.0 - abs(asked - found)
 
 
+@dataclass(frozen=True)
+class KeywordSignal:
+    """What BM25's top hits say about one query: how much of it they contain (`coverage`) and
+    how far they are written in its script (`agreement`)."""
+
+    coverage: float
+    agreement: float
+
+    @property
+    def match(self) -> float:
+        """How much of the question BM25 matched, in its own script (0..1)."""
+        return self.coverage * self.agreement if self.coverage else 0.0
+
+
+def keyword_signal(
+    query: str, texts: Sequence[str], *, depth: int = COVERAGE_DEPTH, version: int = 1
+) -> KeywordSignal:
+    """The signal of BM25's top texts (as indexed) for `query`."""
+    texts = [readable(t) for t in texts[:depth]]
+    return KeywordSignal(
+        keyword_coverage(query, texts, depth=depth, version=version),
+        script_agreement(query, texts, depth=depth),
+    )
+
+
 def keyword_match(
     query: str, texts: Sequence[str], *, depth: int = COVERAGE_DEPTH, version: int = 1
 ) -> float:
-    """How much of the question BM25's top texts matched, in its own script (0..1)."""
-    coverage = keyword_coverage(query, texts, depth=depth, version=version)
-    return coverage * script_agreement(query, texts, depth=depth) if coverage else 0.0
+    """How much of the question BM25's top texts (as indexed) matched, in its own script (0..1)."""
+    return keyword_signal(query, texts, depth=depth, version=version).match
 
 
 def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
-        return [] if run in _FUNCTION else [run]
+        return [] if run in FUNCTION_CHARACTERS else [run]
     return [
         run[i : i + 2]
         for i in range(len(run) - 1)
-        if run[i] not in _FUNCTION and run[i + 1] not in _FUNCTION
+        if run[i] not in FUNCTION_CHARACTERS and run[i + 1] not in FUNCTION_CHARACTERS
     ]

@@ -19,7 +19,7 @@ from core.embed import Embedder, embed_queries
 from core.enrich import normalize_entity_name
 from core.models import KnowledgeBase
 from core.search.rewrite import QueryRewrites
-from core.search.signals import keyword_match
+from core.search.signals import KeywordSignal, keyword_signal
 from core.search.terms import key_terms
 from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
@@ -62,7 +62,7 @@ class StrategyRunner:
 
     def keyword(
         self, queries: Sequence[str], rewrites: Sequence[QueryRewrites]
-    ) -> tuple[list[list[int]], list[float]]:
+    ) -> tuple[list[list[int]], list[KeywordSignal]]:
         """BM25 with the question and its keywords; also how much of the question it matched
         (core/search/signals.py), which decides its weight in the fusion."""
         texts = []
@@ -71,11 +71,11 @@ class StrategyRunner:
             texts.append(" ".join(words))
         hits = self.bm25(texts)
         version = min((kb.analysis for kb in self.kbs), default=1)
-        match = [
-            keyword_match(q, [h.text for h in row], version=version)
+        signals = [
+            keyword_signal(q, [h.text for h in row], version=version)
             for q, row in zip(queries, hits, strict=True)
         ]
-        return self.to_chunks(hits), match
+        return self.to_chunks(hits), signals
 
     def hyde(
         self, queries: Sequence[str], rewrites: Sequence[QueryRewrites], basic: list[list[int]]

@@ -359,14 +359,16 @@ class Catalog(JobsMixin):
         )[0]
         return int(row["n"]), int(row["newest"]), int(row["indexed"])
 
-    def lead_chunks(self, kb_id: int) -> list[tuple[str, int]]:
-        """(title, id of its first chunk) for every indexed document of a knowledge base."""
+    def lead_chunks(self, kb_id: int) -> list[tuple[str, int, int]]:
+        """(title, id of its first chunk, document id) for every indexed document of a
+        knowledge base."""
         rows = self._rows(
-            "SELECT d.title, c.id FROM documents d JOIN chunks c ON c.document_id = d.id"
-            " WHERE d.kb_id = ? AND d.status = 'indexed' AND c.ordinal = 0",
+            "SELECT d.title, c.id, d.id AS document_id FROM documents d JOIN chunks c"
+            " ON c.document_id = d.id WHERE d.kb_id = ? AND d.status = 'indexed'"
+            " AND c.ordinal = 0",
             (kb_id,),
         )
-        return [(r["title"], r["id"]) for r in rows]
+        return [(r["title"], r["id"], r["document_id"]) for r in rows]
 
     # --- chunks ----------------------------------------------------------------------------
 
