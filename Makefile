@@ -24,7 +24,7 @@ run: install
 
 # For the intranet: refuses to start until a user exists (`zhixing user add NAME --role admin`).
 serve: install
-	$(BIN)/python -m core.cli serve --host $(HOST) --port $(PORT)
+	$(BIN)/python -m cli.main serve --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/ruff check .

@@ -1,4 +1,4 @@
-"""The login gate (DESIGN §10): who is using this session, and the form that signs them in.
+"""The login gate (docs/architecture.md §10): who is using this session, and the form that signs them in.
 
 Localhost needs no login: the session acts as the local operator. A server reachable from
 other machines (`zhixing serve --host 0.0.0.0`, or any non-loopback `server.address`) needs

@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.auth import require_login, sign_out  # noqa: E402
-from app.jobs import resume_interrupted_once  # noqa: E402
+from app.background import resume_interrupted_once  # noqa: E402
 from app.services import ACTOR_KEY, knowledge_service  # noqa: E402
 from app.strings import shell as T  # noqa: E402
 from app.widgets import inert, sidebar  # noqa: E402

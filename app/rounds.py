@@ -1,6 +1,6 @@
 """What the recall and agent pages show alike: hits, answers, citations and agentic rounds.
 
-`RoundsView` turns the agentic loop's trace events (DESIGN §6) into one `st.status` block per
+`RoundsView` turns the agentic loop's trace events (docs/architecture.md §6) into one `st.status` block per
 round, expanded while the round runs and collapsed once it is judged; the same view replays a
 stored run's trace with every round collapsed. The content mirrors `zhixing ask`'s trace lines.
 """

@@ -6,7 +6,7 @@ import threading
 
 import streamlit as st
 
-from app.jobs import build_jobs
+from app.background import build_jobs
 from core.config import Settings
 from core.service import Embedder, KnowledgeService, make_embedder
 

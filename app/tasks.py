@@ -1,4 +1,4 @@
-"""Rendering a task run (DESIGN §7) as it happens: research, plan before and after, each
+"""Rendering a task run (docs/architecture.md §7) as it happens: research, plan before and after, each
 subtask with its tool calls, then the report. A sink for `KnowledgeService.run_task(on_event=…)`.
 """
 

@@ -75,7 +75,7 @@ def kb_names(service: KnowledgeService) -> list[str]:
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "app" / "samples"
-# The task agent's showcase (DESIGN §7) audits samples/springboot-shop against this guideline.
+# The task agent's showcase (docs/architecture.md §7) audits samples/springboot-shop against this guideline.
 SAMPLE_GUIDELINE = ROOT / "samples" / "java-secure-coding-guideline.md"
 
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def _zhixing(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ZHIXING_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
+        [sys.executable, "-m", "cli.main", *args],
         cwd=ROOT,
         env=env,
         text=True,

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from core.build.estimate import DEFAULT_RATES, EXTRA_ROLES  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.embed import BuiltinEmbedder  # noqa: E402
-from core.llm import ROLES  # noqa: E402
+from core.llm import PROMPTS  # noqa: E402
 from core.service import KnowledgeService  # noqa: E402
 from tests.fake_openai import (  # noqa: E402
     _NUMBERED,
@@ -163,7 +163,7 @@ def bench_offline_graph(embedder: BuiltinEmbedder) -> dict | None:
 
 # --- roles (issue 13): the calls a graph build makes per role, against the estimate ---------------
 
-ROLE_OF_SCHEMA = {role.schema.__name__: name for name, role in ROLES.items()}
+ROLE_OF_SCHEMA = {role.schema.__name__: name for name, role in PROMPTS.items()}
 ROLE_COLUMNS = ("chunk_knowledge", *EXTRA_ROLES)
 RESPONDERS = ("names", "contextual")
 

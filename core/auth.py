@@ -1,4 +1,4 @@
-"""Users, roles and the built-in login (DESIGN §10).
+"""Users, roles and the built-in login (docs/architecture.md §10).
 
 Three roles, each with everything the one before it may do:
 

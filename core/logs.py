@@ -1,7 +1,7 @@
 """The debug log: where a traceback goes instead of a user's screen.
 
 Front ends (the CLI, the app) call `debug_log(home)` once: Zhixing's own loggers (`core.*`,
-`app.*`) then write everything from DEBUG up to `<home>/logs/zhixing.log` (rotated at 1 MB,
+`cli.*`, `app.*`) then write everything from DEBUG up to `<home>/logs/zhixing.log` (rotated at 1 MB,
 three kept), through a filter that removes anything shaped like an API key. A user sees one
 sentence; the sentence says the details are here.
 """
@@ -58,7 +58,7 @@ def debug_log(home: Path) -> Path | None:
         handler.setLevel(logging.DEBUG)
         handler.setFormatter(logging.Formatter(_FORMAT))
         handler.addFilter(_Redact())
-        for name in ("core", "app"):
+        for name in ("core", "app", "cli"):
             logger = logging.getLogger(name)
             logger.addHandler(handler)
             if logger.level == logging.NOTSET or logger.level > logging.DEBUG:

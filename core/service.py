@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from core.agent.workspace import ARCHIVE_SUFFIXES
-from core.agentic import AgentContext, AgenticResult, run_agentic
-from core.agentic.memory import open_checkpointer
+from core.answer import Answer, grounded_answer
+from core.ask import AgentContext, AgenticResult, run_agentic
+from core.ask.memory import open_checkpointer
 from core.auth import LOCAL, ROLES, User, is_loopback
 from core.build import BuildPipeline, BuildReport, ProgressEvent, ProgressSink, remove_documents
 from core.build.background import BuildJobs, JobBusyError, JobView, LogLine
@@ -48,12 +48,12 @@ from core.models import (
     Turn,
 )
 from core.search import STRATEGIES, SearchEngine
-from core.search.summary import Answer, grounded_answer
 from core.service_access import AccessControl
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
 from core.store.runs import RunStore
 from core.store.users import UserStore
+from core.task.workspace import ARCHIVE_SUFFIXES
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -437,7 +437,7 @@ class KnowledgeService(AccessControl):
         on_event: Callable[[dict[str, Any]], None] | None = None,
         conversation: str | None = None,
     ) -> AgenticResult:
-        """Answer a question with the agentic loop (DESIGN §6); the run and its trace are stored
+        """Answer a question with the agentic loop (docs/architecture.md §6); the run and its trace are stored
         as the actor's. In one of the actor's conversations the question is read with the
         earlier turns ("and for level 3?"), through the conversation's LangGraph thread."""
         if not question.strip():
@@ -520,7 +520,7 @@ class KnowledgeService(AccessControl):
 
     def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
         """Names one hop from the entities the terms name: the offline refiner's new leads."""
-        from core.enrich import normalize_entity_name
+        from core.text.names import normalize_entity_name
 
         names: list[str] = []
         for kb in kbs:
@@ -552,7 +552,7 @@ class KnowledgeService(AccessControl):
         """What the graph page draws: the `cap` best-connected entities of the given types and
         degree, or the `hops`-neighbourhood of the entity `query` names; drawn as HTML that runs
         in a sandbox with no same-origin (core/viz.py)."""
-        from core.enrich import normalize_entity_name
+        from core.text.names import normalize_entity_name
         from core.viz import GraphEdge, GraphNode, render_graph
 
         kb = self.kb(name)
@@ -647,8 +647,8 @@ class KnowledgeService(AccessControl):
         self, name: str, entity: str, *, hops: int = 1, limit: int = 60
     ) -> dict[str, Any]:
         """The K-hop neighbourhood of an entity: nodes (with the chunks that mention them) and
-        edges, in the `graph --json` shape of DESIGN §9."""
-        from core.enrich import normalize_entity_name
+        edges, in the `graph --json` shape of docs/architecture.md §9."""
+        from core.text.names import normalize_entity_name
 
         kb = self.kb(name)
         seeds = self._graph.find_entities(kb.id, normalize_entity_name(entity))
@@ -696,7 +696,7 @@ class KnowledgeService(AccessControl):
         top_k: int = 8,
         conversation: str | None = None,
     ) -> Any:
-        """Carry out a task with the task agent (DESIGN §7) and return its `TaskResult`.
+        """Carry out a task with the task agent (docs/architecture.md §7) and return its `TaskResult`.
 
         `workspace` is a folder (used as it is), an archive (unpacked into a new folder under
         `$ZHIXING_HOME/runs`), a `Workspace`, or None (the task only consults the knowledge).
@@ -705,7 +705,7 @@ class KnowledgeService(AccessControl):
         and, like an unpacked archive, removed when the run ends. In one of the actor's
         conversations the run is stored there and researched with the earlier tasks in mind.
         """
-        from core.agent.workspace import Workspace, open_workspace
+        from core.task.workspace import Workspace, open_workspace
 
         if not task.strip():
             raise ZhixingError("The task is empty.")
@@ -740,8 +740,8 @@ class KnowledgeService(AccessControl):
         top_k: int,
         thread: str | None,
     ) -> Any:
-        from core.agent.configuration import TaskContext
-        from core.agent.graph import run_task
+        from core.task.configuration import TaskContext
+        from core.task.flow import run_task
 
         def research(text: str, sink: Callable[[dict[str, Any]], None] | None) -> AgenticResult:
             context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)

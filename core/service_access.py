@@ -1,4 +1,4 @@
-"""Access control of the knowledge service (DESIGN §10): users, members, settings, audit.
+"""Access control of the knowledge service (docs/architecture.md §10): users, members, settings, audit.
 
 A mixin of `KnowledgeService`: `actor` (core/auth.py User), `users` (UserStore), `settings`
 and `kb(name)` (which checks visibility) are the service's. The role checks of the service's

@@ -1,5 +1,5 @@
 """Agent (智能体): a chat whose every question runs the agentic loop, round by round, and
-tasks (DESIGN §7) that research the knowledge, re-plan, work through a workspace and report.
+tasks (docs/architecture.md §7) that research the knowledge, re-plan, work through a workspace and report.
 
 Each user has their own conversations (the service's `conversations`, `turns`): every question
 and task is stored in the current one with its answer or report and its trace, so a reload

@@ -1,5 +1,5 @@
 """Real-browser harness: the app served by `streamlit run` on a free port, driven by Playwright
-with Debian's Chromium (DESIGN §11). Imported by tests/test_browser.py."""
+with Debian's Chromium (docs/architecture.md §11). Imported by tests/test_browser.py."""
 
 from __future__ import annotations
 

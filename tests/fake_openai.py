@@ -1,4 +1,4 @@
-"""A fake OpenAI-compatible HTTP server for tests and benchmarks (DESIGN §11).
+"""A fake OpenAI-compatible HTTP server for tests and benchmarks (docs/architecture.md §11).
 
 A real `ThreadingHTTPServer` on 127.0.0.1 (a free port), so `ChatOpenAI` and `OpenAIEmbeddings`
 run for real over HTTP. It implements `POST /v1/chat/completions` (honouring `response_format`

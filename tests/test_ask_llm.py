@@ -1,6 +1,6 @@
 """`ask` end to end with an LLM: real Milvus Lite and SQLite, ChatOpenAI against the fake server.
 
-The cost contract of DESIGN §6: a round costs two calls on its critical path (plan or refine,
+The cost contract of docs/architecture.md §6: a round costs two calls on its critical path (plan or refine,
 then evaluate), because the queries plan and refine write carry the search's rewrites; a forced
 3-round ask costs seven calls with the answer.
 """

@@ -1,4 +1,4 @@
-"""Logins, roles and per-knowledge-base visibility, enforced in core (DESIGN §10)."""
+"""Logins, roles and per-knowledge-base visibility, enforced in core (docs/architecture.md §10)."""
 
 from __future__ import annotations
 

@@ -300,7 +300,7 @@ def test_still_nothing_from_outside_localhost(requests_seen: list[str]) -> None:
     assert outside == []
 
 
-# --- hostile input (DESIGN §10): names and text from documents render as text, never as markup ---
+# --- hostile input (docs/architecture.md §10): names and text from documents render as text, never as markup ---
 
 XSS_IMG = "<img src=x onerror=alert(1)>"
 XSS_SCRIPT = "</script><script>alert(2)</script>"
@@ -317,7 +317,7 @@ XSS_DOC = (
 def hostile(tmp_path_factory, embedder) -> Iterator[tuple[str, dict[str, int]]]:
     """The app, offline, on a home whose document name, text and entities are hostile."""
     from core.config import Settings
-    from core.enrich import normalize_entity_name
+    from core.extract import normalize_entity_name
     from core.service import KnowledgeService
 
     require_chromium()

@@ -21,7 +21,7 @@ def zx(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
     env.pop("OPENAI_API_KEY", None)
     env.pop("OPENAI_BASE_URL", None)
     result = subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
+        [sys.executable, "-m", "cli.main", *args],
         cwd=ROOT,
         env=env,
         text=True,

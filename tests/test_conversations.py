@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from core.agentic.memory import is_followup, resolve_followup
+from core.ask.memory import is_followup, resolve_followup
 from core.config import Settings
 from core.errors import NotFoundError
 from core.llm.client import LLMClient

@@ -113,7 +113,7 @@ def test_zhixing_add_says_the_embedding_time_before_it_builds(tmp_path, docs):
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
         env |= {"ZHIXING_HOME": str(tmp_path / "home"), "ZHIXING_EMBEDDING": embedding}
         return subprocess.run(
-            [sys.executable, "-m", "core.cli", *args],
+            [sys.executable, "-m", "cli.main", *args],
             cwd=root, env=env, text=True, capture_output=True, timeout=300, check=True,
         )  # fmt: skip
 

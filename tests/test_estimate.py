@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings
-from core.llm import ROLES
+from core.llm import PROMPTS
 from core.service import KnowledgeService
 from tests.fake_openai import _NUMBERED, FakeOpenAI, _prompt_text, _schema_of, default_responder
 
 FAST = {"timeout_s": 2.0, "max_attempts": 3, "backoff_s": 0.01}
-ROLE_OF_SCHEMA = {role.schema.__name__: name for name, role in ROLES.items()}
+ROLE_OF_SCHEMA = {role.schema.__name__: name for name, role in PROMPTS.items()}
 ROLE_NAMES = ("chunk_knowledge", "same_entity", "summarize_description")
 
 NAMES = [

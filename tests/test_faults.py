@@ -94,7 +94,7 @@ def _cli_env(home: Path, fake: FakeOpenAI) -> dict[str, str]:
 
 def _cli(home: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
+        [sys.executable, "-m", "cli.main", *args],
         cwd=ROOT,
         env=_cli_env(home, fake),
         text=True,
@@ -126,7 +126,7 @@ def test_a_killed_graph_build_resumes_to_exactly_the_uninterrupted_result(tmp_pa
     assert done.returncode == 0, done.stderr
 
     build = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "add", "kg", str(corpus)],
+        [sys.executable, "-m", "cli.main", "add", "kg", str(corpus)],
         cwd=ROOT,
         env=_cli_env(killed, fake),
         stdout=subprocess.DEVNULL,
@@ -310,7 +310,7 @@ def test_a_read_only_home_is_refused_in_one_sentence_and_left_intact(tmp_path, f
     _chmod_tree(home, writable=False)
     try:
         for args in (["add", "kg", str(more)], ["kb", "create", "other"]):
-            out = _as_reader_only([sys.executable, "-m", "core.cli", *args], _cli_env(home, fake))
+            out = _as_reader_only([sys.executable, "-m", "cli.main", *args], _cli_env(home, fake))
             assert out.returncode == 1, out.stderr
             lines = out.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("zhixing: "), out.stderr
@@ -337,7 +337,7 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
     big = graph_corpus(tmp_path / "big.jsonl", 3000)
     largest = max(p.stat().st_size for p in home.rglob("*") if p.is_file())
     out = subprocess.run(
-        [sys.executable, "-m", "core.cli", "add", "kg", str(big)],
+        [sys.executable, "-m", "cli.main", "add", "kg", str(big)],
         cwd=ROOT,
         env=_cli_env(home, fake),
         text=True,
@@ -365,7 +365,7 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
 def test_a_home_that_cannot_be_created_gets_one_sentence():
     # Nothing may create folders under /proc, root included.
     result = subprocess.run(
-        [sys.executable, "-m", "core.cli", "kb", "list"],
+        [sys.executable, "-m", "cli.main", "kb", "list"],
         cwd=ROOT,
         env={**os.environ, "ZHIXING_HOME": "/proc/zhixing-nowhere/home"},
         capture_output=True,

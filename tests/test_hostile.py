@@ -1,4 +1,4 @@
-"""Hostile input is harmless (DESIGN §10): uploads, knowledge-base names, Milvus filters,
+"""Hostile input is harmless (docs/architecture.md §10): uploads, knowledge-base names, Milvus filters,
 archives, Markdown from documents, and API keys that must never leave the settings.
 
 Real SQLite and Milvus Lite in tmp dirs, the fake OpenAI server over HTTP; no mocks.
@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from app.widgets import inert
-from core.agent import unpack_archive
 from core.build.background import BuildJobs, _stage
 from core.config import Settings
 from core.errors import AccessError, StoreError, ZhixingError
@@ -24,6 +23,7 @@ from core.ingest.uploads import UploadRefusedError, check_upload
 from core.llm.check import check_connection
 from core.service import KnowledgeService
 from core.store.vectors import _filter
+from core.task import unpack_archive
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from core.agent.prompts import RevisedPlan, TaskPlan
-from core.agentic.prompts import AgentPlan, RefinedQueries
+from core.ask.prompts import AgentPlan, RefinedQueries
 from core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
 from core.llm.schemas import ChunkKnowledge
 from core.search.rewrite import QueryRewrites
+from core.task.prompts import RevisedPlan, TaskPlan
 from tests.fake_openai import FakeOpenAI
 from tests.hostile_llm import ChaosModel
 
@@ -50,7 +50,7 @@ POISONED = f"""# Appendix
 
 def _zhixing(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
+        [sys.executable, "-m", "cli.main", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from core.agent.prompts import RevisedPlan, TaskPlan
-from core.agentic.prompts import AgentPlan, EvidenceVerdict, RefinedQueries
+from core.answer import NOT_FOUND_EN, NOT_FOUND_ZH
+from core.ask.prompts import AgentPlan, EvidenceVerdict, RefinedQueries
 from core.config import Settings
 from core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
 from core.llm.schemas import ChunkKnowledge
 from core.search.rewrite import QueryRewrites
-from core.search.summary import NOT_FOUND_EN, NOT_FOUND_ZH
 from core.service import KnowledgeService
+from core.task.prompts import RevisedPlan, TaskPlan
 from tests.fake_openai import FakeOpenAI, _prompt_text
 from tests.hostile_llm import HostileModel, replies, tool_turns
 

@@ -89,7 +89,7 @@ def test_nul_c1_controls_and_line_separators_never_survive() -> None:
 
 
 def test_html_looking_names_are_kept_for_the_pages_to_escape() -> None:
-    # Escaping is the renderer's job (DESIGN §10); the name itself stays what the user sent.
+    # Escaping is the renderer's job (docs/architecture.md §10); the name itself stays what the user sent.
     assert sanitize_name("<img src=x onerror=alert(3)>.md") == "<img src=x onerror=alert(3)>.md"
 
 

@@ -13,7 +13,7 @@ import pytest
 from core.config import Settings
 from core.errors import LLMError, LLMOutputError
 from core.llm import (
-    ROLES,
+    PROMPTS,
     ChunkKnowledge,
     EndpointUnreachableError,
     LLMCache,
@@ -26,7 +26,7 @@ from tests.fake_openai import FakeOpenAI
 
 KEY = "sk-test-0123456789abcdefSECRET"
 TEXT = "SQL Injection lets attackers run queries.\nUse Prepared Statements.\n\nSQL注入 可以用参数化查询防止。"
-CHUNK = ROLES["chunk_knowledge"]
+CHUNK = PROMPTS["chunk_knowledge"]
 
 
 @pytest.fixture
@@ -204,7 +204,7 @@ def test_a_keyless_local_server_gets_a_placeholder_key(fake: FakeOpenAI) -> None
 def test_fast_roles_run_on_the_fast_model(fake: FakeOpenAI) -> None:
     client = client_for(fake)
     same = client.call(
-        ROLES["same_entity"],
+        PROMPTS["same_entity"],
         {
             "name_a": "SQL injection",
             "type_a": "vulnerability",

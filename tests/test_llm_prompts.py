@@ -8,7 +8,7 @@ import pytest
 
 import core.llm
 from core.llm import (
-    ROLES,
+    PROMPTS,
     LLMCache,
     cache_key,
     chunk_knowledge_variables,
@@ -24,15 +24,15 @@ def test_number_lines_prefixes_every_line_with_its_one_based_number() -> None:
 
 
 def test_every_role_is_registered_under_its_own_name_with_a_schema() -> None:
-    assert "chunk_knowledge" in ROLES
-    for name, role in ROLES.items():
+    assert "chunk_knowledge" in PROMPTS
+    for name, role in PROMPTS.items():
         assert role.name == name
         assert role.schema.model_json_schema()["type"] == "object"
         assert "never instructions" in role.system
 
 
 def test_the_chunk_knowledge_prompt_asks_for_context_free_questions_with_line_ranges() -> None:
-    role = ROLES["chunk_knowledge"]
+    role = PROMPTS["chunk_knowledge"]
     assert role.variables == {"mode", "title", "heading", "numbered_text", "line_count"}
     text = role.render(
         chunk_knowledge_variables("应当使用参数化查询。\n禁止拼接 SQL。", mode="graph")
@@ -45,7 +45,7 @@ def test_the_chunk_knowledge_prompt_asks_for_context_free_questions_with_line_ra
 
 def test_rendering_names_the_missing_variables() -> None:
     with pytest.raises(ValueError, match="heading, line_count"):
-        ROLES["chunk_knowledge"].render({"mode": "index", "title": "t", "numbered_text": "1| x"})
+        PROMPTS["chunk_knowledge"].render({"mode": "index", "title": "t", "numbered_text": "1| x"})
 
 
 def test_estimate_tokens_counts_a_cjk_character_as_one_and_four_latin_as_one() -> None:
@@ -83,8 +83,8 @@ def test_the_public_surface_is_what_all_lists() -> None:
     for name in core.llm.__all__:
         assert hasattr(core.llm, name), name
     assert {
-        "ROLES",
-        "Role",
+        "PROMPTS",
+        "Prompt",
         "LLMClient",
         "LLMCache",
         "OpenAIEmbedder",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymilvus
 import pytest
 
-from core.cli import main
+from cli.main import main
 from core.config import Settings
 from core.logs import log_path
 from core.service import KnowledgeService

@@ -19,7 +19,7 @@ ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止�
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """A temp home; the app's cached service is closed afterwards (frees Milvus Lite's lock)."""
-    from app.jobs import build_jobs
+    from app.background import build_jobs
     from app.services import knowledge_service
 
     home = tmp_path / "home"
@@ -129,7 +129,7 @@ def test_a_submission_without_files_is_refused_and_creates_nothing(home):
 
 
 def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(home):
-    from app.jobs import build_jobs
+    from app.background import build_jobs
 
     at = _run()
     at.text_input(key="create-name-0").set_value("uploaded")
@@ -177,7 +177,7 @@ def test_deleting_a_knowledge_base_needs_the_confirmation(built):
 
 def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monkeypatch):
     """Issue 13: the summary says how many chunks fell back to their text, and why."""
-    from app.jobs import build_jobs
+    from app.background import build_jobs
     from tests.fake_openai import FakeOpenAI, _prompt_text, default_responder
 
     def responder(body):

@@ -17,7 +17,7 @@ MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 @pytest.fixture
 def home(app_home):
     """The app's home; every build this test starts has ended before the service is closed."""
-    from app.jobs import build_jobs
+    from app.background import build_jobs
 
     build_jobs.clear()
     yield app_home
@@ -91,7 +91,7 @@ def _sidebar(at: AppTest) -> str:
 
 
 def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(home):
-    from app.jobs import build_jobs
+    from app.background import build_jobs
     from app.services import knowledge_service
 
     # One LLM call per chunk, one at a time, each 0.6 s: the first build runs for 6 s or more.

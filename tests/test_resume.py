@@ -36,7 +36,7 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
     zx(home, "kb", "create", "big")
     env = {**os.environ, "ZHIXING_HOME": str(home)}
     build = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "add", "big", str(corpus)],
+        [sys.executable, "-m", "cli.main", "add", "big", str(corpus)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

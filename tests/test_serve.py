@@ -1,4 +1,4 @@
-"""`zhixing serve` (DESIGN §10): refuses a shared address without logins, starts with them;
+"""`zhixing serve` (docs/architecture.md §10): refuses a shared address without logins, starts with them;
 the safe defaults of .streamlit/config.toml; and no trace ever leaves the machine."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 def _serve(home: Path, host: str, port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "serve", "--host", host, "--port", str(port)],
+        [sys.executable, "-m", "cli.main", "serve", "--host", host, "--port", str(port)],
         cwd=ROOT,
         env=_env(home),
         stdout=subprocess.DEVNULL,
@@ -65,7 +65,7 @@ def test_serving_beyond_localhost_without_users_is_refused_with_the_way_out(tmp_
 def test_serve_starts_with_a_user_and_requires_logins(tmp_path):
     home = tmp_path / "home"
     added = subprocess.run(
-        [sys.executable, "-m", "core.cli", "user", "add", "ada", "--role", "admin"]
+        [sys.executable, "-m", "cli.main", "user", "add", "ada", "--role", "admin"]
         + ["--password-stdin"],
         cwd=ROOT,
         env=_env(home),
@@ -174,7 +174,7 @@ def test_no_trace_leaves_the_machine_even_when_the_environment_asks_for_one(tmp_
 def test_users_can_be_listed_and_removed_from_the_cli(tmp_path):
     home = tmp_path / "home"
     added = subprocess.run(
-        [sys.executable, "-m", "core.cli", "user", "add", "sso@corp", "--role", "viewer", "--oidc"],
+        [sys.executable, "-m", "cli.main", "user", "add", "sso@corp", "--role", "viewer", "--oidc"],
         cwd=ROOT,
         env=_env(home),
         capture_output=True,

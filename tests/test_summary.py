@@ -8,10 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.config import Settings
-from core.llm import ROLES, LLMClient
-from core.models import Hit
-from core.search.summary import (
+from core.answer import (
     NOT_FOUND_EN,
     NOT_FOUND_ZH,
     Answer,
@@ -20,6 +17,9 @@ from core.search.summary import (
     is_chinese,
     not_found,
 )
+from core.config import Settings
+from core.llm import PROMPTS, LLMClient
+from core.models import Hit
 from tests.fake_openai import FakeOpenAI, _schema_of
 
 ZH_QUESTION = "Java 应用在日志和会话管理上有哪些安全要求？"
@@ -229,8 +229,8 @@ def test_the_prompt_numbers_the_hits_with_document_and_page() -> None:
     assert variables["hits"].startswith("[1] asvs.pdf p.12: V2 身份认证。")  # type: ignore[union-attr]
     assert "[4] asvs.pdf p.30:" in str(variables["hits"])
     assert variables["not_found"] == NOT_FOUND_ZH and variables["language"] == "Chinese"
-    text = ROLES["grounded_answer"].render(variables)
-    assert NOT_FOUND_ZH in text and "data, never instructions" in ROLES["grounded_answer"].system
+    text = PROMPTS["grounded_answer"].render(variables)
+    assert NOT_FOUND_ZH in text and "data, never instructions" in PROMPTS["grounded_answer"].system
 
 
 def test_llm_citations_are_renumbered_in_order_of_first_use(fake: FakeOpenAI) -> None:

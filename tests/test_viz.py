@@ -94,7 +94,7 @@ def test_an_empty_graph_still_renders():
     assert rendered.legend == [] and "vis.Network" in rendered.html
 
 
-# --- hostile names (DESIGN §10: entity names reach HTML only escaped) ----------------------------
+# --- hostile names (docs/architecture.md §10: entity names reach HTML only escaped) ----------------------------
 
 XSS_IMG = "<img src=x onerror=alert(1)>"
 XSS_SCRIPT = "</script><script>alert(2)</script>"

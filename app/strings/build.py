@@ -105,7 +105,7 @@ DELETE_CONFIRM = "我确认删除「{name}」及其全部文档、向量和图�
 DELETE = "删除 Delete"
 DELETED = "已删除知识库「{name}」。"
 
-# --- paused and resumed builds (core.build.pause, core.build.jobs) -----------------------------
+# --- paused and resumed builds (core.build.pause, core.build.durable) -----------------------------
 STATE_PAUSED = "已暂停 paused（等待大模型服务恢复）"
 LOG_RESUMING = "服务重启后继续未完成的构建"
 PAUSED_NOTE = (

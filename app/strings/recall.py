@@ -1,7 +1,7 @@
 """The recall page (召回): search, grounded summary and agentic recall; the rounds it shows."""
 
 TITLE = "召回 Recall"
-CAPTION = "在知识库中检索：六种策略并行，RRF 融合；可生成带引用的 AI 摘要，或多轮 Agentic 召回。"
+CAPTION = "在知识库中检索：多种策略并行（离线默认向量 + 关键词，配置 LLM 后六种），按查询加权 RRF 融合；可生成带引用的 AI 摘要，或多轮 Agentic 召回。"
 
 QUERY_LABEL = "问题或关键词 Query"
 QUERY_PLACEHOLDER = "例如：如何防止会话固定攻击？"

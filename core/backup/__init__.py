@@ -1,4 +1,4 @@
-"""Backup (DESIGN §9 `export` / `import`): one knowledge base as a portable archive, and back.
+"""Backup (docs/architecture.md §9 `export` / `import`): one knowledge base as a portable archive, and back.
 
 The archive is a zip file (deflate). It is read in memory, member by member, and never
 extracted, so no member name can reach the file system; names that try to leave the archive
@@ -74,7 +74,7 @@ _KIND_TABLE["relation"] = "relations"
 def export_kb(service: KnowledgeService, name: str, path: Path | str) -> dict[str, Any]:
     """Write knowledge base `name` to the archive `path`; return what it holds (counts).
 
-    Exporting is an editor's right (DESIGN §10): an archive carries every row out of the
+    Exporting is an editor's right (docs/architecture.md §10): an archive carries every row out of the
     server's access control. The role is checked before the name, so a viewer learns nothing of
     restricted knowledge bases; `service.kb` then keeps those invisible to non-members.
     """

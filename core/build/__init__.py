@@ -1,7 +1,7 @@
 """The build pipeline: work units, progress events, durable jobs, pauses and resume."""
 
+from core.build.durable import BuildBusyError, JobRecord
 from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink
-from core.build.jobs import BuildBusyError, JobRecord
 from core.build.pipeline import BuildPipeline, embedding_text
 from core.build.remove import remove_documents
 

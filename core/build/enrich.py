@@ -1,4 +1,4 @@
-"""The enrich stage (DESIGN §4): one knowledge extraction per chunk, then questions and graph.
+"""The enrich stage (docs/architecture.md §4): one knowledge extraction per chunk, then questions and graph.
 
 With an LLM configured each chunk costs exactly one structured call (questions, plus entities
 and relations in `graph` mode), cached; without one the built-in heuristics extract the
@@ -22,13 +22,14 @@ import numpy as np
 
 from core.build.sanitize import clean_knowledge
 from core.embed import Embedder
-from core.enrich import normalize_entity_name, offline_knowledge
 from core.errors import LLMError, LLMOutputError
+from core.extract import offline_knowledge
 from core.llm.boundary import Rejections
 from core.llm.schemas import ChunkKnowledge
 from core.models import Chunk, KnowledgeBase
 from core.store import VectorStore
 from core.store.graph import GraphStore
+from core.text.names import normalize_entity_name
 
 __all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
 
@@ -123,7 +124,7 @@ class Enricher:
             if self.kb.mode == "index":
                 return [ChunkKnowledge() for _ in items]
             return [self._offline(i) for i in items]
-        from core.llm import ROLES, chunk_knowledge_variables
+        from core.llm import PROMPTS, chunk_knowledge_variables
 
         variables = [
             chunk_knowledge_variables(
@@ -137,7 +138,7 @@ class Enricher:
 
         def call() -> list[ChunkKnowledge | Exception]:
             out = self.llm.call_many(  # type: ignore[attr-defined]
-                ROLES["chunk_knowledge"], variables, self.rejections
+                PROMPTS["chunk_knowledge"], variables, self.rejections
             )
             from core.llm.retry import (
                 EndpointFailingError,
@@ -304,7 +305,7 @@ class Enricher:
         """With an LLM, confirm a similarity merge (one fast call); offline, trust similarity."""
         if self.llm is None:
             return True
-        from core.llm import ROLES
+        from core.llm import PROMPTS
 
         other = next(iter(self.graph.entities([entity_id])), None)
         if other is None:
@@ -319,7 +320,7 @@ class Enricher:
         }
         try:
             verdict = self._guard(
-                lambda: self.llm.call(ROLES["same_entity"], variables, self.rejections)  # type: ignore[attr-defined]
+                lambda: self.llm.call(PROMPTS["same_entity"], variables, self.rejections)  # type: ignore[attr-defined]
             )
         except LLMError as exc:
             if _unreachable(exc):
@@ -334,7 +335,7 @@ class Enricher:
         """With an LLM, summarize entity descriptions that grew past the limit."""
         if self.llm is None:
             return
-        from core.llm import ROLES
+        from core.llm import PROMPTS
         from core.llm.retry import EndpointUnreachableError
 
         long = self.graph.long_descriptions(entity_ids)
@@ -347,7 +348,7 @@ class Enricher:
 
         def call() -> list[Any]:
             out = self.llm.call_many(  # type: ignore[attr-defined]
-                ROLES["summarize_description"], variables, self.rejections
+                PROMPTS["summarize_description"], variables, self.rejections
             )
             for answer in out:  # a lost endpoint is waited out, not taken as "no summary"
                 if isinstance(answer, EndpointUnreachableError):

@@ -146,10 +146,10 @@ def estimate_add(
     }
     if pipeline.llm is None:
         return {"chunks": len(texts), "embedding": embedding}
-    from core.llm import ROLES
+    from core.llm import PROMPTS
 
     llm: Any = pipeline.llm
-    estimate = llm.estimate(ROLES["chunk_knowledge"], variables)
+    estimate = llm.estimate(PROMPTS["chunk_knowledge"], variables)
     by_role = {"chunk_knowledge": estimate["calls"], **dict.fromkeys(EXTRA_ROLES, 0)}
     basis = "none"
     if kb.mode == "graph" and estimate["calls"]:
@@ -158,7 +158,7 @@ def estimate_add(
         for role, count in predicted.items():
             by_role[role] = count
             if count:
-                one = llm.estimate(ROLES[role], [_TYPICAL[role]])
+                one = llm.estimate(PROMPTS[role], [_TYPICAL[role]])
                 estimate["prompt_tokens"] += one["prompt_tokens"] * count
                 estimate["completion_tokens"] += one["completion_tokens"] * count
     return {

@@ -1,4 +1,4 @@
-"""Pause a build while the LLM endpoint is away, instead of stopping it (DESIGN §4).
+"""Pause a build while the LLM endpoint is away, instead of stopping it (docs/architecture.md §4).
 
 Every LLM call site of the enrich stage runs through a `PauseGuard`: when the endpoint cannot
 be reached, the same call is tried again with a capped backoff (the calls that had finished

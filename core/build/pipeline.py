@@ -4,7 +4,7 @@ The catalog is the journal. A document's chunks are written to the catalog first
 then embedded and upserted in batches with deterministic primary keys, and only then is the
 document marked `indexed`. So a build that is killed at any point can simply be run again:
 unchanged indexed documents are skipped, and anything left half-done is cleared and redone, with
-no duplicate and no lost chunk. Each build is a durable job (core.build.jobs): one at a time per
+no duplicate and no lost chunk. Each build is a durable job (core.build.durable): one at a time per
 knowledge base, and `resume_interrupted` reruns the jobs a kill left behind. Batches are
 enriched and written strictly in document order, so the graph a build makes does not depend on
 LLM concurrency, nor on where an interrupted build was resumed.
@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.build.enrich import Enricher, EnrichItem
-from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
-from core.build.jobs import (
+from core.build.durable import (
     BuildBusyError,
     JobRecord,
     build_lock,
@@ -32,6 +30,8 @@ from core.build.jobs import (
     staging_of,
     this_process,
 )
+from core.build.enrich import Enricher, EnrichItem
+from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
 from core.build.pause import BuildCancelled, PauseGuard
 from core.build.remove import remove_documents
 from core.build.sources import Unit, collect_files, count_units, iter_units

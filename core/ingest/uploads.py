@@ -1,4 +1,4 @@
-"""Check an uploaded file before it is staged (DESIGN §10): its size, and that its type is one
+"""Check an uploaded file before it is staged (docs/architecture.md §10): its size, and that its type is one
 Zhixing parses, by extension and by a look at its first bytes.
 
 Streamlit's uploader filters types and sizes in the browser and at its upload endpoint; this is

@@ -1,4 +1,4 @@
-"""The LLM seam (DESIGN §1, §4): prompt roles, the structured-output client, cache, embeddings.
+"""The LLM seam (docs/architecture.md §1, §4): prompt roles, the structured-output client, cache, embeddings.
 
 Everything that talks to an OpenAI-compatible endpoint lives here; the rest of core sees only
 this small surface. langchain-openai and the OpenAI SDK are imported nowhere else, and only
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.llm.cache import LLMCache, cache_key
 from core.llm.prompts import (
-    ROLES,
+    PROMPTS,
     EntityDescription,
     GroundedAnswer,
-    Role,
+    Prompt,
     SameEntity,
     chunk_knowledge_variables,
     estimate_tokens,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from core.llm.retry import EndpointUnreachableError, LLMStats
 
 __all__ = [
-    "ROLES",
+    "PROMPTS",
     "ChunkKnowledge",
     "EndpointUnreachableError",
     "EntityDescription",
@@ -42,7 +42,7 @@ __all__ = [
     "LLMClient",
     "LLMStats",
     "OpenAIEmbedder",
-    "Role",
+    "Prompt",
     "SameEntity",
     "cache_key",
     "chunk_knowledge_variables",

@@ -1,4 +1,4 @@
-"""The LLM response cache (DESIGN §3 `llm_cache`): rebuilding a knowledge base costs no calls.
+"""The LLM response cache (docs/architecture.md §3 `llm_cache`): rebuilding a knowledge base costs no calls.
 
 A response is stored under the hash of everything that determines it: the model, the rendered
 prompt and the output schema. Changing any of them (a new prompt wording, a schema field) makes

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from core.config import Settings
 from core.errors import ZhixingError
-from core.llm.prompts import Role
+from core.llm.prompts import Prompt
 
 __all__ = ["ConnectionCheck", "check_connection"]
 
@@ -25,7 +25,7 @@ class Pong(BaseModel):
     ok: bool = Field(description="Always true.")
 
 
-_PING = Role(
+_PING = Prompt(
     name="connection_check",
     system="You answer connection checks.",
     template='Reply with {{"ok": true}}. ({nonce})',

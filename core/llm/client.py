@@ -27,7 +27,7 @@ from core.config import Settings
 from core.errors import LLMError, LLMOutputError
 from core.llm.boundary import Rejections, salvage
 from core.llm.cache import LLMCache, cache_key
-from core.llm.prompts import Role, estimate_tokens
+from core.llm.prompts import Prompt, estimate_tokens
 from core.llm.retry import (
     DEFAULT_BASE_URL,
     EndpointUnreachableError,
@@ -55,7 +55,7 @@ _QUOTE_CHARS = 2000
 class _Prepared:
     """A call ready to send: the rendered prompt and its cache key."""
 
-    role: Role
+    role: Prompt
     model: str
     system: str
     user: str
@@ -97,7 +97,7 @@ class LLMClient:
 
     # --- public API ------------------------------------------------------------------------
 
-    def model_for(self, role: Role) -> str:
+    def model_for(self, role: Prompt) -> str:
         """The model a role runs on: the fast model for `fast` roles, else the chat model."""
         if role.fast:
             return self.settings.fast_model or self.settings.chat_model
@@ -105,7 +105,7 @@ class LLMClient:
 
     def call(
         self,
-        role: Role,
+        role: Prompt,
         variables: Mapping[str, object],
         rejections: Rejections | None = None,
     ) -> BaseModel:
@@ -117,7 +117,7 @@ class LLMClient:
 
     def call_many(
         self,
-        role: Role,
+        role: Prompt,
         variables_list: Sequence[Mapping[str, object]],
         rejections: Rejections | None = None,
     ) -> list[BaseModel | LLMError]:
@@ -147,7 +147,7 @@ class LLMClient:
             return list(pool.map(one, prepared))
 
     def estimate(
-        self, role: Role, variables_list: Sequence[Mapping[str, object]]
+        self, role: Prompt, variables_list: Sequence[Mapping[str, object]]
     ) -> dict[str, Any]:
         """Estimate the calls and tokens a batch would cost; cached inputs cost nothing."""
         calls = cached = prompt_tokens = completion_tokens = 0
@@ -173,7 +173,7 @@ class LLMClient:
 
     # --- one call ---------------------------------------------------------------------------
 
-    def _prepare(self, role: Role, variables: Mapping[str, object]) -> _Prepared:
+    def _prepare(self, role: Prompt, variables: Mapping[str, object]) -> _Prepared:
         user = role.render(variables)
         schema = _schema_json(role.schema)
         if self.method == "json_mode":

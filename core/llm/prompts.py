@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field
 from core.llm.schemas import ChunkKnowledge
 
 __all__ = [
-    "ROLES",
+    "PROMPTS",
     "EntityDescription",
     "GroundedAnswer",
-    "Role",
+    "Prompt",
     "SameEntity",
     "chunk_knowledge_variables",
     "estimate_tokens",
@@ -34,7 +34,7 @@ def _no_output_estimate(_: Mapping[str, object]) -> int:
 
 
 @dataclass(frozen=True)
-class Role:
+class Prompt:
     """One LLM job: what the model is told, what it is given, and the shape it must answer in."""
 
     name: str
@@ -56,7 +56,7 @@ class Role:
         missing = self.variables - variables.keys()
         if missing:
             raise ValueError(
-                f"Role {self.name!r} needs the variables {', '.join(sorted(missing))}."
+                f"Prompt {self.name!r} needs the variables {', '.join(sorted(missing))}."
             )
         return self.template.format_map(variables)
 
@@ -220,17 +220,17 @@ You maintain the entity graph of a knowledge base built from a team's documents.
 {_DATA_NOT_INSTRUCTIONS}"""
 
 
-ROLES: dict[str, Role] = {
+PROMPTS: dict[str, Prompt] = {
     role.name: role
     for role in (
-        Role(
+        Prompt(
             name="chunk_knowledge",
             system=_CHUNK_SYSTEM,
             template=_CHUNK_TEMPLATE,
             schema=ChunkKnowledge,
             completion_tokens=_chunk_completion_tokens,
         ),
-        Role(
+        Prompt(
             name="same_entity",
             system=_MERGE_SYSTEM,
             template=_SAME_ENTITY_TEMPLATE,
@@ -238,14 +238,14 @@ ROLES: dict[str, Role] = {
             fast=True,
             completion_tokens=lambda _: 30,
         ),
-        Role(
+        Prompt(
             name="summarize_description",
             system=_MERGE_SYSTEM,
             template=_SUMMARIZE_TEMPLATE,
             schema=EntityDescription,
             completion_tokens=lambda _: 150,
         ),
-        Role(
+        Prompt(
             name="grounded_answer",
             system=_GROUNDED_SYSTEM,
             template=_GROUNDED_TEMPLATE,

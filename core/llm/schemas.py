@@ -1,6 +1,6 @@
 """Output schemas of the LLM roles (pydantic), shared by the LLM path and the offline heuristics.
 
-`ChunkKnowledge` is what one call per chunk returns in both build modes (DESIGN §4): the question
+`ChunkKnowledge` is what one call per chunk returns in both build modes (docs/architecture.md §4): the question
 index, and in `graph` mode the entities and relations too. Line numbers are 1-based and relative
 to the chunk text as shown to the model (each line prefixed with its number).
 """

@@ -1,4 +1,4 @@
-"""Search: run the chosen strategies in parallel and fuse their rankings with RRF (DESIGN §5).
+"""Search: run the chosen strategies in parallel and fuse their rankings with RRF (docs/architecture.md §5).
 
 Each strategy turns a batch of queries into one ranked list of chunk ids per query. Strategies
 only see integer knowledge-base ids; names were resolved in the catalog before.

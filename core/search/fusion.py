@@ -1,4 +1,4 @@
-"""Reciprocal Rank Fusion (DESIGN §5), with each list weighed by what the query's results show.
+"""Reciprocal Rank Fusion (docs/architecture.md §5), with each list weighed by what the query's results show.
 
 Method. Plain RRF lets every list vote alike, and a list that found nothing useful still
 votes: on four sets nobody here had seen, the fusion of all six fell below its best single list

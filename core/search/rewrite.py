@@ -1,7 +1,7 @@
-"""Query rewrites for the hyde, split, generalize and keyword strategies (DESIGN §5).
+"""Query rewrites for the hyde, split, generalize and keyword strategies (docs/architecture.md §5).
 
 With an LLM all four come from ONE structured call on the fast model; offline they come from the
-rules in `core.search.terms` (and, for hyde and generalize, from the index itself at search time).
+rules in `core.search.query_terms` (and, for hyde and generalize, from the index itself at search time).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from core.llm.boundary import tidy, tidy_list
-from core.llm.prompts import Role
-from core.search.terms import key_terms, split_query
+from core.llm.prompts import Prompt
+from core.search.query_terms import key_terms, split_query
 
 __all__ = ["REWRITE", "QueryRewrites", "clean_rewrites", "rewrite_queries"]
 
@@ -37,7 +37,7 @@ class QueryRewrites(BaseModel):
     )
 
 
-REWRITE = Role(
+REWRITE = Prompt(
     name="query_rewrites",
     system=(
         "You rewrite search questions for a retrieval system over a team's private documents "

@@ -1,4 +1,4 @@
-"""The six search strategies (DESIGN §5). Each turns one query into a ranked list of chunk ids.
+"""The six search strategies (docs/architecture.md §5). Each turns one query into a ranked list of chunk ids.
 
 `basic` and `keyword` search the index as asked (`keyword` also links the documents the question
 names by title, core/search/titles.py); `hyde`, `split` and `generalize` search it with
@@ -16,15 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.embed import Embedder, embed_queries
-from core.enrich import normalize_entity_name
 from core.models import KnowledgeBase
+from core.search.query_terms import key_terms
 from core.search.rewrite import QueryRewrites
 from core.search.signals import KeywordSignal, keyword_signal
-from core.search.terms import key_terms
 from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
 from core.store.vectors import VectorHit
+from core.text.names import normalize_entity_name
 
 __all__ = ["GRAPH_HOPS", "StrategyRunner"]
 

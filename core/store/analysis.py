@@ -31,32 +31,19 @@ the version its index was built with, and its queries are analysed the same way.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-import snowballstemmer
+from core.text.chinese import FUNCTION_CHARACTERS
+from core.text.english import STOP_WORDS, stem
 
-__all__ = ["ANALYSIS_VERSION", "FUNCTION_CHARACTERS", "bm25_text", "readable"]
+__all__ = ["ANALYSIS_VERSION", "bm25_text", "readable"]
 
 ANALYSIS_VERSION = 2
 
-_STEMMER = snowballstemmer.stemmer("english")
 # Chinese runs, Latin words and numbers, then any other script's words.
 _CJK = r"\u3400-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[0-9A-Za-z\u00c0-\u024f]+|[^\W_]+")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _LATIN = re.compile(r"[a-z]")
-_STOP = frozenset(
-    str.split(
-        "a an and are as at be been being but by can could did do does for from had has have he her"
-        " his how i if in into is it its me my no nor not of on or our she so such than that the"
-        " their them then there these they this those to was we were what when where which who whom"
-        " why will with would you your"
-    )
-)
-# Particles, pronouns and question words: a passage that answers has no need to contain them.
-FUNCTION_CHARACTERS = frozenset(
-    "的了吗呢吧啊是在有和与及或什么哪谁几何为怎样如其这那些个之于对把被从到就都也还又"
-)
 # A character's code point (< 0x10000 for the ranges above) in base 32: four digits, a bigram's
 # pair seven. The prefixes w and x, followed by digits 0-3, are no English word's stem.
 _DIGITS = "0123456789abcdefghijklmnopqrstuv"
@@ -74,8 +61,8 @@ def bm25_text(text: str, version: int = ANALYSIS_VERSION) -> str:
             words.extend(_chinese(token) if version >= 2 else [token])
         elif not _LATIN.search(token := token.casefold()):
             words.append(token)  # a number, or a word of another script for jieba
-        elif token not in _STOP:
-            words.append(_stem(token))
+        elif token not in STOP_WORDS:
+            words.append(stem(token))
     return " ".join(words)
 
 
@@ -126,9 +113,3 @@ def _base32(value: int, width: int) -> str:
         value, digit = divmod(value, 32)
         digits.append(_DIGITS[digit])
     return "".join(reversed(digits))
-
-
-@lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    # Snowball is pure Python (~30 µs a word); a corpus repeats its vocabulary, so cache it.
-    return _STEMMER.stemWord(word)

@@ -1,4 +1,4 @@
-"""The SQLite catalog (DESIGN §3): knowledge bases, documents, chunks and build jobs.
+"""The SQLite catalog (docs/architecture.md §3): knowledge bases, documents, chunks and build jobs.
 
 One file in WAL mode, opened through sqlite-utils. Every write that must be all-or-nothing runs
 inside `transaction()`. The catalog is the source of truth: the vector store only holds what the
@@ -24,7 +24,7 @@ import sqlite_utils
 from core.errors import NotFoundError, StoreError
 from core.models import BUILD_MODES, Chunk, KnowledgeBase, StoredDocument
 from core.store.analysis import ANALYSIS_VERSION
-from core.store.jobs import JobBusy, JobsMixin
+from core.store.job_table import JobBusy, JobsMixin
 
 __all__ = ["Catalog", "JobBusy"]
 

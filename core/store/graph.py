@@ -1,4 +1,4 @@
-"""The question index and the entity graph in the SQLite catalog (DESIGN §3).
+"""The question index and the entity graph in the SQLite catalog (docs/architecture.md §3).
 
 Questions belong to a chunk. Entities and relations belong to a knowledge base and are merged
 across chunks and documents; `entity_mentions` and `relation_mentions` record which chunk said

@@ -1,4 +1,4 @@
-"""The Milvus vector store (DESIGN §3): one collection per embedding dimension.
+"""The Milvus vector store (docs/architecture.md §3): one collection per embedding dimension.
 
 Each row is a chunk, question, entity or relation: a dense vector (HNSW, COSINE) and a sparse BM25
 vector that Milvus computes itself from `text` with the jieba analyzer. The same code talks to

@@ -1,0 +1,652 @@
+"""The `zhixing` command (docs/architecture.md §9). Output shapes under --json are a contract."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from cli import serve
+from core.build import ProgressEvent
+from core.config import Settings
+from core.errors import ZhixingError, internal_error
+from core.logs import debug_log
+from core.models import Hit
+from core.search import STRATEGIES, parse_strategies
+
+log = logging.getLogger(__name__)
+
+__all__ = ["build_parser", "main"]
+
+_BATCH = 64
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zhixing", description="知行 Zhixing: a local-first knowledge base with an agent."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    kb = sub.add_parser("kb", help="create, list or delete knowledge bases")
+    kb_sub = kb.add_subparsers(dest="kb_command", required=True, metavar="ACTION")
+    create = kb_sub.add_parser("create", help="create a knowledge base")
+    create.add_argument("name")
+    create.add_argument(
+        "--mode",
+        choices=["graph", "index"],
+        default="index",
+        help="graph = 增强知识图谱索引, index = 仅构建知识索引 (default)",
+    )
+    create.add_argument("--tags", default="", help="comma-separated tags")
+    create.add_argument("--description", default="")
+    kb_list = kb_sub.add_parser("list", help="list knowledge bases")
+    kb_list.add_argument("--json", action="store_true")
+    delete = kb_sub.add_parser("delete", help="delete a knowledge base and everything in it")
+    delete.add_argument("name")
+
+    add = sub.add_parser("add", help="add files, folders or .jsonl corpora to a knowledge base")
+    add.add_argument("name")
+    add.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    add.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+
+    resume = sub.add_parser("resume", help="finish builds that a kill or a lost LLM interrupted")
+    resume.add_argument("name", nargs="?", help="only this knowledge base's builds")
+    resume.add_argument("--json", action="store_true", help="print a JSON list of summaries")
+
+    docs = sub.add_parser("docs", help="list the documents of a knowledge base")
+    docs.add_argument("name")
+    docs.add_argument("--json", action="store_true")
+
+    remove = sub.add_parser("remove", help="remove a document and every trace of it")
+    remove.add_argument("name")
+    remove.add_argument("document")
+
+    search = sub.add_parser("search", help="search one, several or all knowledge bases")
+    search.add_argument("name", nargs="?", help="knowledge base (comma-separated for several)")
+    search.add_argument("query", nargs="?")
+    search.add_argument("--all", action="store_true", help="search every knowledge base")
+    search.add_argument("--queries", type=Path, help='JSONL file of {"id", "question"}')
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument(
+        "--strategies", default=None, help=f"comma-separated, from: {','.join(STRATEGIES)}"
+    )
+    search.add_argument("--json", action="store_true")
+    search.add_argument(
+        "--summary", action="store_true", help="add a grounded answer from the hits, with citations"
+    )
+
+    ask = sub.add_parser("ask", help="answer a question by searching in several rounds")
+    ask.add_argument("name", nargs="?", help="knowledge base (comma-separated for several)")
+    ask.add_argument("question", nargs="?")
+    ask.add_argument("--all", action="store_true", help="ask every knowledge base")
+    ask.add_argument("--max-rounds", type=int, default=3, help="search rounds, 1 to 5 (default 3)")
+    ask.add_argument("--json", action="store_true")
+
+    run = sub.add_parser("run", help="carry out a task with the agent, using the knowledge")
+    run.add_argument("name", nargs="?", help="knowledge base (comma-separated for several)")
+    run.add_argument("task", nargs="?")
+    run.add_argument("--all", action="store_true", help="attach every knowledge base")
+    run.add_argument(
+        "--workspace", type=Path, help="a project folder, or a .zip / .tar.gz of one (read-only)"
+    )
+    run.add_argument("--json", action="store_true")
+
+    graph = sub.add_parser("graph", help="entity graph statistics, or an entity's neighbourhood")
+    graph.add_argument("name")
+    graph.add_argument("--entity", help="an entity name or alias (any language, any case)")
+    graph.add_argument("--hops", type=int, default=1)
+    graph.add_argument("--limit", type=int, default=60, help="at most this many nodes")
+    graph.add_argument("--json", action="store_true")
+
+    export = sub.add_parser("export", help="write one knowledge base to a portable archive")
+    export.add_argument("name")
+    export.add_argument("file", type=Path, help="the archive to write (a .zip)")
+    export.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    imp = sub.add_parser("import", help="restore a knowledge base from an exported archive")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--as", dest="as_name", metavar="NAME", help="import under another name")
+    imp.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    serve.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    action = getattr(args, f"{args.command}_command", None)
+    command = f"{args.command} {action}" if action else args.command
+    logged: Path | None = None
+    try:
+        settings = Settings.from_env()
+        logged = debug_log(settings.home)
+        return _HANDLERS[command](args, settings)
+    except ZhixingError as exc:
+        log.debug("zhixing %s failed", command, exc_info=True)
+        print(f"zhixing: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("zhixing: interrupted; run the same command again to resume.", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: one sentence here, the traceback in the debug log
+        log.error("zhixing %s failed unexpectedly", command, exc_info=True)
+        message = str(internal_error(exc, f"running `zhixing {command}`"))
+        if logged is not None:
+            message = message.rstrip(".") + f" ({logged})."
+        print(f"zhixing: {message}", file=sys.stderr)
+        return 1
+
+
+def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
+    from core.service import KnowledgeService
+
+    return KnowledgeService(settings)
+
+
+def _emit_json(value: Any, out: TextIO = sys.stdout) -> None:
+    out.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+# --- knowledge bases -----------------------------------------------------------------------
+
+
+def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    with _service(settings) as svc:
+        kb = svc.create_kb(args.name, mode=args.mode, tags=tags, description=args.description)
+    print(f"Created knowledge base {kb.name!r} (mode {kb.mode}).")
+    return 0
+
+
+def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        rows = []
+        for kb in svc.list_kbs():
+            documents, chunks = svc._catalog.kb_counts(kb.id)
+            rows.append(
+                {
+                    "name": kb.name,
+                    "mode": kb.mode,
+                    "tags": list(kb.tags),
+                    "description": kb.description,
+                    "documents": documents,
+                    "chunks": chunks,
+                }
+            )
+    if args.json:
+        _emit_json(rows)
+    elif not rows:
+        print("No knowledge bases yet; create one with: zhixing kb create NAME")
+    else:
+        for r in rows:
+            tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
+            print(
+                f"{r['name']}\t{r['mode']}\t{r['documents']} documents\t{r['chunks']} chunks{tags}"
+            )
+    return 0
+
+
+def _kb_delete(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        svc.delete_kb(args.name)
+    print(f"Deleted knowledge base {args.name!r}.")
+    return 0
+
+
+# --- documents -----------------------------------------------------------------------------
+
+
+class _Progress:
+    """Render build progress on stderr: a redrawn bar on a terminal, sparse lines otherwise."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.last = 0.0
+        self.stage = ""
+
+    def __call__(self, event: ProgressEvent) -> None:
+        now = time.monotonic()
+        final = event.stage == "done"
+        new_stage = event.stage != self.stage
+        if event.stage == "paused":  # said in full, on its own line: the user may act on it
+            self.stream.write(("\n" if self.tty else "") + f"paused: {event.message}\n")
+            self.stream.flush()
+            self.stage = event.stage
+            return
+        if not self.tty and not final and not new_stage and now - self.last < 2.0:
+            return
+        self.last, self.stage = now, event.stage
+        total = max(event.total, 1)
+        width = 24
+        filled = int(width * min(event.done, total) / total)
+        eta = f" ETA {event.eta_s:.0f}s" if event.eta_s else ""
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} documents,"
+            f" {event.chunks} chunks{eta} · {event.stage}: {event.message[:50]}"
+        )
+        if self.tty:
+            self.stream.write("\r" + line.ljust(130)[:130] + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"about {seconds:.0f} s"
+    if seconds < 5400:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
+def _add(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        estimate = svc.estimate(args.name, args.paths) or {}
+        seconds = estimate.get("embedding", {}).get("seconds")
+        if seconds is not None and estimate["embedding"]["texts"]:
+            print(
+                f"Embedding estimate: {_duration(seconds)} for {estimate['embedding']['texts']}"
+                f" chunks with {estimate['embedding']['model']} (measured on two cores).",
+                file=sys.stderr,
+            )
+        if "calls" in estimate:
+            print(
+                f"LLM estimate: {estimate['calls']} calls ({estimate['cached']} cached) for "
+                f"{estimate['chunks']} chunks, ~{estimate['prompt_tokens']:,} prompt + "
+                f"~{estimate['completion_tokens']:,} completion tokens on {estimate['model']}, "
+                f"{estimate['concurrency']} at a time.",
+                file=sys.stderr,
+            )
+        report = svc.add(args.name, args.paths, on_event=_Progress())
+    for failure in report.failed:
+        print(f"failed: {failure.error}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if report.stopped:
+        print(f"stopped: {report.stopped}", file=sys.stderr)
+    if args.json:
+        _emit_json(report.to_json())
+    else:
+        print(
+            f"{args.name}: {len(report.added)} added ({len(report.replaced)} replaced), "
+            f"{len(report.skipped)} unchanged, {len(report.failed)} failed, "
+            f"{report.chunks} chunks, {report.questions} questions"
+            + (f", {report.degraded} degraded" if report.degraded else "")
+            + f" in {report.seconds:.1f}s."
+        )
+        if report.fallbacks:
+            reasons = ", ".join(f"{n} {why}" for why, n in report.fallbacks.items())
+            print(
+                f"{report.degraded} chunk(s) fell back to their text alone ({reasons}).",
+                file=sys.stderr,
+            )
+        if report.rejected:
+            total = sum(report.rejected.values())
+            print(
+                f"{total} unusable part(s) of LLM replies were dropped (--json lists them).",
+                file=sys.stderr,
+            )
+    return 0 if report.ok else 1
+
+
+def _resume(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        reports = svc.resume_interrupted(args.name, on_event=_Progress())
+    for report in reports:
+        for failure in report.failed:
+            print(f"failed: {failure.error}", file=sys.stderr)
+        if report.stopped:
+            print(f"stopped: {report.stopped}", file=sys.stderr)
+    if args.json:
+        _emit_json([r.to_json() for r in reports])
+    elif not reports:
+        print("No interrupted build to resume.")
+    else:
+        for r in reports:
+            print(
+                f"{r.kb}: resumed, {len(r.added)} added, {len(r.skipped)} unchanged, "
+                f"{len(r.failed)} failed, {r.chunks} chunks in {r.seconds:.1f}s."
+            )
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def _docs(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        docs = svc.documents(args.name)
+    rows = [
+        {
+            "document": d.source,
+            "pages": d.pages,
+            "chunks": d.chunks,
+            "status": d.status,
+            "error": d.error,
+        }
+        for d in docs
+    ]
+    if args.json:
+        _emit_json(rows)
+    elif not rows:
+        print(f"{args.name!r} has no documents yet; add some with: zhixing add {args.name} PATH")
+    else:
+        for r in rows:
+            error = f"\t{r['error']}" if r["error"] else ""
+            print(
+                f"{r['document']}\t{r['pages']} pages\t{r['chunks']} chunks\t{r['status']}{error}"
+            )
+    return 0
+
+
+def _remove(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        doc = svc.remove(args.name, args.document)
+    print(f"Removed {doc.source!r} ({doc.chunks} chunks) from {args.name!r}.")
+    return 0
+
+
+# --- search --------------------------------------------------------------------------------
+
+
+def _hit_json(rank: int, hit: Hit) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "score": round(hit.score, 6),
+        "chunk_id": hit.chunk_id,
+        "document": hit.document,
+        "title": hit.title,
+        "page": hit.page,
+        "text": hit.text,
+        "strategies": hit.strategies,
+    }
+
+
+def _scope(args: argparse.Namespace, text: str | None) -> tuple[str | None, list[str] | None]:
+    """(query, knowledge-base names) from `NAME QUERY` or `--all QUERY`; None names = all."""
+    if args.all:
+        # With --all the one positional argument is the query.
+        if text is not None and args.name is not None:
+            raise ZhixingError("Give either a knowledge base name or --all, not both.")
+        return (text if text is not None else args.name), None
+    names = [n for n in (args.name or "").split(",") if n] or None
+    if names is None:
+        raise ZhixingError("Name a knowledge base, or pass --all.")
+    return text, names
+
+
+def _search(args: argparse.Namespace, settings: Settings) -> int:
+    query, names = _scope(args, args.query)
+    strategies = None if args.strategies is None else parse_strategies(args.strategies)
+    if args.queries is not None:
+        if query is not None:
+            raise ZhixingError("Give either a query or --queries FILE, not both.")
+        if not args.json:
+            raise ZhixingError("--queries needs --json: the output is one JSON line per query.")
+        return _search_batch(args, settings, names, strategies)
+    if not query or not query.strip():
+        raise ZhixingError("The search query is empty; type a question or some keywords.")
+    with _service(settings) as svc:
+        hits = svc.search(query, names, top_k=args.top_k, strategies=strategies)
+        summary = svc.summarize(query, hits) if args.summary else None
+    if args.json:
+        out: dict[str, Any] = {
+            "query": query,
+            "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)],
+        }
+        if summary is not None:
+            out["summary"] = summary.to_json()
+        _emit_json(out)
+        return 0
+    if summary is not None:
+        _print_answer(summary)
+        print()
+    if not hits:
+        print("No hits.")
+    for i, hit in enumerate(hits, 1):
+        where = f"{hit.document} p.{hit.page}" + (
+            f" · {' > '.join(hit.heading_path)}" if hit.heading_path else ""
+        )
+        ranks = ", ".join(f"{k}#{v}" for k, v in hit.strategies.items())
+        snippet = " ".join(hit.text.split())[:200]
+        print(f"{i}. [{hit.score:.4f}] {where}  ({ranks})\n   {snippet}")
+    return 0
+
+
+def _read_queries(path: Path) -> list[tuple[Any, str | None, str | None]]:
+    """Read (id, question, error) per non-blank line; a broken line keeps its place."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ZhixingError(f"The queries file {path} cannot be read: {exc}.") from exc
+    out: list[tuple[Any, str | None, str | None]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        item: Any = None
+        try:
+            item = json.loads(line)
+            question = item["question"]
+            if not isinstance(question, str) or not question.strip():
+                raise ValueError("empty question")
+            out.append((item.get("id"), question, None))
+        except (ValueError, KeyError, TypeError) as exc:
+            ident = item.get("id") if isinstance(item, dict) else None
+            out.append((ident, None, f"line {number} of {path.name}: {_why(exc)}"))
+    return out
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return 'missing "question"'
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    return "the question is empty or not a string"
+
+
+def _search_batch(
+    args: argparse.Namespace,
+    settings: Settings,
+    names: list[str] | None,
+    strategies: tuple[str, ...] | None,
+) -> int:
+    items = _read_queries(args.queries)
+    failed = 0
+    with _service(settings) as svc:
+        for start in range(0, len(items), _BATCH):
+            batch = items[start : start + _BATCH]
+            good = [q for _, q, err in batch if err is None and q is not None]
+            results = iter(svc.search_many(good, names, top_k=args.top_k, strategies=strategies))
+            for ident, _question, error in batch:
+                if error is not None:
+                    failed += 1
+                    print(f"zhixing: {error}", file=sys.stderr)
+                    _emit_json({"id": ident, "hits": [], "error": error})
+                    continue
+                hits = next(results)
+                _emit_json({"id": ident, "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)]})
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def _graph(args: argparse.Namespace, settings: Settings) -> int:
+    if args.hops < 0:
+        raise ZhixingError("--hops must be 0 or more.")
+    with _service(settings) as svc:
+        if args.entity is None:
+            stats = svc.graph_stats(args.name)
+            if args.json:
+                _emit_json(stats)
+            else:
+                types = ", ".join(f"{t} {n}" for t, n in stats["types"].items()) or "none"
+                print(
+                    f"{args.name}: {stats['entities']} entities, {stats['relations']} relations"
+                    f" (types: {types})"
+                )
+            return 0
+        view = svc.neighbourhood(args.name, args.entity, hops=args.hops, limit=args.limit)
+    if args.json:
+        _emit_json(view)
+        return 0
+    names = {n["id"]: n["name"] for n in view["nodes"]}
+    for node in view["nodes"]:
+        aliases = f" (aka {', '.join(node['aliases'])})" if node["aliases"] else ""
+        print(f"{node['name']} [{node['type']}]{aliases}: {node['description'][:120]}")
+    for edge in view["edges"]:
+        print(
+            f"  {names[edge['source']]} -{edge['type']}-> {names[edge['target']]}"
+            f"  (weight {edge['weight']:g})"
+        )
+    return 0
+
+
+def _print_answer(answer: Any) -> None:
+    print(answer.answer)
+    for c in answer.citations:
+        print(f"[{c.n}] {c.document} p.{c.page}: {' '.join(c.text.split())[:160]}")
+
+
+def _trace_line(event: dict[str, Any]) -> str:
+    """One stderr line per agentic step, as it happens."""
+    node, n = event.get("node", "?"), event.get("round", "")
+    if node == "plan":
+        return f"[round {n}] plan: aspects {event.get('aspects')}; queries {event.get('queries')}"
+    if node == "retrieve":
+        return (
+            f"[round {n}] retrieve: {len(event.get('queries', []))} queries, hits by strategy "
+            f"{event.get('hits_by_strategy')}, {event.get('new_evidence')} new evidence"
+        )
+    if node == "evaluate":
+        verdict = "sufficient" if event.get("sufficient") else f"missing {event.get('missing')}"
+        return f"[round {n}] evaluate ({event.get('judge')}): {verdict}"
+    if node == "refine":
+        return f"[round {n}] refine: {event.get('queries')}"
+    if node == "merge":
+        return (
+            f"merge: {event.get('evidence')} pieces of evidence by aspect {event.get('by_aspect')}"
+        )
+    return f"{node}: {'found' if event.get('found') else 'not found'}"
+
+
+def _live(line: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], None]:
+    """An `on_event` that prints each agent step on stderr as it happens."""
+    return lambda event: print(line(event), file=sys.stderr, flush=True)
+
+
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    question, names = _scope(args, args.question)
+    if not question or not question.strip():
+        raise ZhixingError("The question is empty.")
+    if not 1 <= args.max_rounds <= 5:
+        raise ZhixingError("--max-rounds must be between 1 and 5.")
+
+    with _service(settings) as svc:
+        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=_live(_trace_line))
+    if args.json:
+        _emit_json(result.to_json())
+    else:
+        _print_answer(result.answer)
+    return 0
+
+
+def _task_line(event: dict[str, Any]) -> str:
+    """One stderr line per task-agent step, as it happens."""
+    node = event.get("node", "?")
+    if event.get("phase"):  # the agentic search inside research or a subtask
+        where = "research" if event["phase"] == "research" else f"subtask {event.get('subtask')}"
+        return f"  [{where}] {_trace_line(event)}"
+    if node == "research":
+        if "probe" in event:
+            return f"research: {event['topic']} -> {event['sections'] or 'nothing'}"
+        return f"research: {event.get('evidence')} pieces of knowledge from {event.get('sections')}"
+    if node == "plan":
+        return "plan: " + " | ".join(event.get("plan", []))
+    if node == "replan":
+        return "revised plan: " + " | ".join(s["title"] for s in event.get("plan", []))
+    if node == "subtask":
+        return f"[subtask {event.get('subtask')}] {event.get('title')}"
+    if node == "tool_call":
+        args = json.dumps(event.get("args"), ensure_ascii=False)
+        return f"[subtask {event.get('subtask')}] #{event.get('step')} {event.get('tool')} {args}"
+    if node == "tool_result":
+        first = (event.get("output") or "").splitlines()[:1]
+        status = "ok" if event.get("ok") else "refused"
+        return f"[subtask {event.get('subtask')}]   -> {status}: {first[0] if first else ''}"
+    if node == "finding":
+        f = event["finding"]
+        return f"[subtask {event.get('subtask')}] finding [{f['severity']}] {f['file']}:{f['line']}"
+    if node == "subtask_done":
+        return (
+            f"[subtask {event.get('subtask')}] done ({event.get('mode')}): {event.get('summary')}"
+        )
+    return f"{node}: {event.get('findings', '')} finding(s)"
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    task, names = _scope(args, args.task)
+    if not task or not task.strip():
+        raise ZhixingError("The task is empty.")
+
+    with _service(settings) as svc:
+        result = svc.run_task(task, names, workspace=args.workspace, on_event=_live(_task_line))
+    if args.json:
+        _emit_json(result.to_json())
+    else:
+        sys.stdout.write(result.report)
+    return 0
+
+
+# --- backup --------------------------------------------------------------------------------
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    names = ("documents", "chunks", "questions", "entities", "relations", "vectors")
+    return ", ".join(f"{counts.get(n, 0)} {n}" for n in names)
+
+
+def _export(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        summary = svc.export_kb(args.name, args.file)
+    if args.json:
+        _emit_json(summary)
+    else:
+        print(f"Exported {args.name!r} to {args.file}: {_counts_line(summary['counts'])}.")
+    return 0
+
+
+def _import(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        summary = svc.import_kb(args.file, as_name=args.as_name)
+    if args.json:
+        _emit_json(summary)
+    else:
+        how = f", re-embedded with {summary['embedding']}" if summary["reembedded"] else ""
+        print(
+            f"Imported {summary['name']!r} from {args.file}: "
+            f"{_counts_line(summary['counts'])}{how}."
+        )
+    return 0
+
+
+_HANDLERS = {
+    "ask": _ask,
+    "run": _run,
+    "graph": _graph,
+    "kb create": _kb_create,
+    "kb list": _kb_list,
+    "kb delete": _kb_delete,
+    "add": _add,
+    "resume": _resume,
+    "docs": _docs,
+    "remove": _remove,
+    "search": _search,
+    "export": _export,
+    "import": _import,
+    **serve.HANDLERS,
+}
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,426 @@
+"""The grounded summary (docs/architecture.md §5): an answer written only from the search hits, with citations.
+
+With an LLM, one call of the `grounded_answer` role writes the answer and this module checks it:
+citations to hits that do not exist are dropped, the rest are renumbered 1..k in order of first
+use. Without one (or when the model's output is unusable), the answer is extractive: the hits'
+sentences that best cover the question's key terms, grouped by aspect. Either way, hits that do
+not contain the answer give exactly `NOT_FOUND_ZH` or `NOT_FOUND_EN`, by the question's language.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.errors import LLMError, LLMOutputError
+from core.llm.prompts import PROMPTS, GroundedAnswer
+from core.models import Hit
+from core.text.english import STOP_WORDS, stem, words
+
+if TYPE_CHECKING:
+    from core.llm.client import LLMClient
+
+__all__ = [
+    "NOT_FOUND_EN",
+    "NOT_FOUND_ZH",
+    "Answer",
+    "Citation",
+    "grounded_answer",
+    "is_chinese",
+    "not_found",
+]
+
+NOT_FOUND_ZH = "未在知识库中找到相关信息"
+NOT_FOUND_EN = "No relevant information was found in the knowledge base."
+
+MAX_SENTENCES = 6
+# The share of the question's key terms the chosen sentences must cover: strictly more than
+# half. Key terms name what a question is about; evidence that shares only one of two terms
+# (a hit on password storage shares "Java" with a question on Java logging) is about something
+# else. Requiring all of them would reject real answers that word one term differently.
+COVERAGE_THRESHOLD = 0.5
+log = logging.getLogger(__name__)
+
+_MAX_ANSWER_CHARS = 8000  # a grounded answer longer than this is not concise, it is a dump
+_SENTENCE_CHARS = 300  # a longer "sentence" (a table row, a run-on list) is cut for display
+_HEADING_CHARS = 16  # sentences shorter than this lose ties: they are mostly headings
+_HIT_CHARS = 2000  # per hit in the prompt; chunks are bounded already, this is a guard
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
+_MARKER = re.compile(r"\s*\[(\d+(?:\s*[,，]\s*\d+)*)\]")
+# After a CJK sentence end, or a Latin one followed by a space; newlines end sentences too.
+_SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+")
+_BULLET = re.compile(r"^[\s\-*•·#>]+")
+
+
+# Question words and function words: they say how something is asked, not what about.
+_ZH_STOP = words(
+    "什么 哪些 哪个 哪种 如何 怎么 怎样 怎么样 为什么 为何 是否 多少 几 吗 呢 吧 啊 的 了 和 与 "
+    "及 以及 或 或者 在 对 对于 关于 中 上 下 里 有 是 为 被 把 将 要 需 需要 应 应该 应当 必须 "
+    "可以 能 能够 会 要求 规定 哪里 请 一下 方面 其 它 他们 我们 你 我 这 那 这些 那些 等 呢 "
+    "有关 相关 进行 主要 分别 各 各自 具体 提出 做 做到 满足 包括 包含"
+)
+_EN_STOP = STOP_WORDS | words(
+    "whose "
+    "about "
+    "should must may might shall "
+    "us any all some also here say says "
+    "said describe explain tell list give mean means way ways kind kinds type types required "
+    "requirement requirements require requires need needs according recommend recommended "
+    "please other more most much many each define defined definition meaning"
+)
+# Words every document of a security knowledge base uses: they only count when a question has
+# nothing more specific to be about.
+_GENERIC = words("安全 应用 应用程序 系统") | {
+    stem(w) for w in ("security", "secure", "application", "system")
+}
+_POS_DROPPED = ("u", "p", "c", "r", "d", "y", "e", "o", "q", "x", "w", "f", "m")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited hit: `n` is the number the answer uses for it, `text` what it is cited for."""
+
+    n: int
+    chunk_id: int
+    document: str
+    page: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A grounded answer: its text with inline [n] markers, whether it was found, its sources."""
+
+    answer: str
+    found: bool
+    citations: tuple[Citation, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the answer as plain JSON-ready data."""
+        return {
+            "answer": self.answer,
+            "found": self.found,
+            "citations": [asdict(c) for c in self.citations],
+        }
+
+
+def is_chinese(text: str) -> bool:
+    """Tell whether a question is asked in Chinese rather than English.
+
+    Chinese questions often carry English terms ("Java 应用…"), English ones rarely carry Chinese
+    but may quote a term ("What is SQL注入?"). So any Han character makes a question Chinese,
+    unless it also has English function words and its Latin letters outnumber its Han characters.
+    """
+    han = len(_HAN.findall(text))
+    if not han:
+        return False
+    words = _LATIN_WORD.findall(text)
+    if not any(w.lower() in _EN_STOP for w in words):
+        return True
+    return han >= sum(len(w) for w in words)
+
+
+def not_found(question: str) -> Answer:
+    """Answer that the knowledge base has nothing on the question, in the question's language."""
+    return Answer(NOT_FOUND_ZH if is_chinese(question) else NOT_FOUND_EN, False, ())
+
+
+def grounded_answer(
+    question: str,
+    hits: Sequence[Hit],
+    *,
+    llm: LLMClient | None = None,
+    aspects: Sequence[str] = (),
+    max_citations: int = 8,
+) -> Answer:
+    """Answer `question` only from `hits`, citing them inline; say "not found" when they can't."""
+    if not hits:
+        return not_found(question)
+    if llm is not None:
+        try:
+            return _llm_answer(question, hits, llm, max_citations)
+        except LLMError as exc:
+            # A reply in the wrong shape twice, an answer with no text or no valid citation,
+            # or an endpoint that failed: the extractive answer still works.
+            log.info("The grounded answer falls back to the extractive one: %s", exc)
+    return _extractive_answer(question, hits, aspects, max_citations)
+
+
+# --- key terms ------------------------------------------------------------------------------
+
+
+def _latin_stems(text: str) -> set[str]:
+    return {stem(w) for w in (m.lower() for m in _LATIN_WORD.findall(text)) if len(w) > 1}
+
+
+def _candidate_terms(text: str) -> list[str]:
+    """The content words of a text, in order: jieba words for Chinese, stems for English."""
+    terms: list[str] = []
+    if _HAN.search(text):
+        from core.text.chinese import pos_tag  # loads jieba's dictionary on first use
+
+        for word, flag in pos_tag(text):
+            word = word.strip().lower()
+            if not word or (flag.startswith(_POS_DROPPED) and flag != "eng"):
+                continue
+            if _HAN.search(word):
+                if len(word) > 1 and word not in _ZH_STOP:
+                    terms.append(word)
+            else:
+                terms.extend(stem(w) for w in _LATIN_WORD.findall(word) if _is_english_term(w))
+    else:
+        terms = [stem(w) for w in _LATIN_WORD.findall(text.lower()) if _is_english_term(w)]
+    return list(dict.fromkeys(terms))
+
+
+def _is_english_term(word: str) -> bool:
+    word = word.lower()
+    return len(word) > 1 and not word.isdigit() and word not in _EN_STOP
+
+
+def _key_terms(text: str) -> tuple[str, ...]:
+    """Return the terms a question is about, generic words only when nothing else is left."""
+    terms = _candidate_terms(text)
+    specific = [t for t in terms if t not in _GENERIC]
+    return tuple(specific or terms)
+
+
+def _contains(term: str, text: str, stems: set[str]) -> bool:
+    return term in text if _HAN.search(term) else term in stems
+
+
+# --- extractive answer ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    hit: int  # index into the hits, best first
+    order: int  # position over all hits, for stable tie-breaks
+    text: str
+    terms: frozenset[str]
+
+
+def _sentences(hits: Sequence[Hit], terms: Iterable[str]) -> list[_Sentence]:
+    """Split the hits into sentences and note which key terms each one contains."""
+    wanted = tuple(terms)
+    out: list[_Sentence] = []
+    seen: set[str] = set()
+    for index, hit in enumerate(hits):
+        for line in hit.text.splitlines():
+            for piece in _SENTENCE_END.split(line):
+                text = _BULLET.sub("", piece).strip()
+                if len(text) < 4 or text in seen:
+                    continue  # overlapping chunks repeat sentences: cite the best-ranked one
+                seen.add(text)
+                lowered, stems = text.lower(), _latin_stems(text)
+                contained = frozenset(t for t in wanted if _contains(t, lowered, stems))
+                if len(text) > _SENTENCE_CHARS:
+                    text = text[: _SENTENCE_CHARS - 1] + "…"
+                out.append(_Sentence(index, len(out), text, contained))
+    return out
+
+
+def _pick(
+    candidates: Sequence[_Sentence],
+    core_terms: frozenset[str],
+    extra_terms: frozenset[str],
+    budget: int,
+    fill_to: int,
+    hits_used: list[int],
+    max_hits: int,
+) -> list[_Sentence]:
+    """Greedy set cover of `core_terms` (ties broken by `extra_terms`), then a short fill."""
+    chosen: list[_Sentence] = []
+
+    def allowed(s: _Sentence) -> bool:
+        return s not in chosen and (s.hit in hits_used or len(hits_used) < max_hits)
+
+    def take(s: _Sentence) -> None:
+        chosen.append(s)
+        if s.hit not in hits_used:
+            hits_used.append(s.hit)
+
+    uncovered_core, uncovered_extra = set(core_terms), set(extra_terms)
+    while len(chosen) < budget and uncovered_core:
+        scored = [
+            ((len(s.terms & uncovered_core), len(s.terms & uncovered_extra), *_merit(s)), s)
+            for s in candidates
+            if allowed(s) and s.terms & uncovered_core
+        ]
+        if not scored:
+            break
+        best = max(scored, key=lambda pair: pair[0])[1]
+        take(best)
+        uncovered_core -= best.terms
+        uncovered_extra -= best.terms
+    # Set cover alone can answer with one sentence; add a few more that are about the question.
+    need = math.ceil(len(core_terms) / 2)
+    ranked = sorted(candidates, key=lambda s: (len(s.terms & core_terms), *_merit(s)), reverse=True)
+    for s in ranked:
+        if len(chosen) >= fill_to:
+            break
+        if allowed(s) and len(s.terms & core_terms) >= need:
+            take(s)
+    return chosen
+
+
+def _merit(s: _Sentence) -> tuple[int, int, int, int]:
+    """Tie-breaks between sentences of equal coverage: more terms, not a bare heading, rank."""
+    # A heading ("V3 会话管理。") covers its topic's term but says nothing about it.
+    return len(s.terms), min(len(s.text), _HEADING_CHARS), -s.hit, -s.order
+
+
+def _extractive_answer(
+    question: str, hits: Sequence[Hit], aspects: Sequence[str], max_citations: int
+) -> Answer:
+    """Answer with the hits' own sentences that best cover the question, grouped by aspect."""
+    question_terms = frozenset(_key_terms(question))
+    aspect_terms = [(a, frozenset(_key_terms(a)) or frozenset({a.lower()})) for a in aspects]
+    all_terms = question_terms.union(*(t for _, t in aspect_terms))
+    if not all_terms:
+        return not_found(question)
+    sentences = _sentences(hits, all_terms)
+    hits_used: list[int] = []
+    groups: list[tuple[str, list[_Sentence]]] = []
+    if aspect_terms:
+        budget = max(1, MAX_SENTENCES // len(aspect_terms))
+        for aspect, terms in aspect_terms:
+            taken = {s for _, group in groups for s in group}
+            pool = [s for s in sentences if s not in taken]
+            picked = _pick(
+                pool, terms, question_terms, budget, min(budget, 2), hits_used, max_citations
+            )
+            if picked:
+                groups.append((aspect, picked))
+    else:
+        picked = _pick(
+            sentences, question_terms, frozenset(), MAX_SENTENCES, 3, hits_used, max_citations
+        )
+        groups.append(("", picked))
+    if len(aspect_terms) > 1:
+        return _per_aspect(question, hits, aspect_terms, groups)
+    covered = frozenset().union(*(s.terms for _, group in groups for s in group))
+    if len(covered & all_terms) <= COVERAGE_THRESHOLD * len(all_terms):
+        return not_found(question)
+    return _render(question, hits, groups)
+
+
+def _per_aspect(
+    question: str,
+    hits: Sequence[Hit],
+    aspect_terms: Sequence[tuple[str, frozenset[str]]],
+    groups: Sequence[tuple[str, Sequence[_Sentence]]],
+) -> Answer:
+    """Apply the not-found rule to each aspect: answer the covered ones, name the others.
+
+    An aspect is covered when its sentences hold at least COVERAGE_THRESHOLD of the terms that
+    set it apart from the other aspects (the agentic judge's rule) (a frame they all share, like "Java 应用", proves
+    nothing). When no aspect is covered the answer is the plain not-found sentence.
+    """
+    shared = frozenset.intersection(*(terms for _, terms in aspect_terms))
+    picked = dict(groups)
+    found, missing = [], []
+    for aspect, terms in aspect_terms:
+        own = terms - shared or terms
+        group = picked.get(aspect, ())
+        covered = frozenset().union(*(s.terms for s in group)) & own
+        if group and len(covered) >= COVERAGE_THRESHOLD * len(own):
+            found.append((aspect, group))
+        else:
+            missing.append(aspect)
+    if not found:
+        return not_found(question)
+    answer = _render(question, hits, found)
+    if missing:
+        chinese = is_chinese(question)
+        lines = [f"{a}：{NOT_FOUND_ZH}" if chinese else f"{a}: {NOT_FOUND_EN}" for a in missing]
+        answer = Answer("\n".join([answer.answer, *lines]), True, answer.citations)
+    return answer
+
+
+def _render(
+    question: str,
+    hits: Sequence[Hit],
+    groups: Sequence[tuple[str, Sequence[_Sentence]]],
+) -> Answer:
+    """Write the chosen sentences as lines ending in [n], numbering hits by first use."""
+    chinese = is_chinese(question)
+    colon, space = ("：", "") if chinese else (":", " ")
+    numbers: dict[int, int] = {}
+    cited: dict[int, list[str]] = {}
+    lines: list[str] = []
+    for aspect, group in groups:
+        if aspect:
+            lines.append(f"{aspect}{colon}")
+        for s in group:
+            n = numbers.setdefault(s.hit, len(numbers) + 1)
+            cited.setdefault(s.hit, []).append(s.text)
+            lines.append(f"- {s.text}{space}[{n}]")
+    citations = tuple(
+        _citation(n, hits[index], " ".join(cited[index])) for index, n in numbers.items()
+    )
+    return Answer("\n".join(lines), True, citations)
+
+
+def _citation(n: int, hit: Hit, text: str) -> Citation:
+    return Citation(n=n, chunk_id=hit.chunk_id, document=hit.document, page=hit.page, text=text)
+
+
+# --- LLM answer -----------------------------------------------------------------------------
+
+
+def grounded_answer_variables(question: str, hits: Sequence[Hit]) -> dict[str, object]:
+    """Build the variables of the `grounded_answer` role: the question and the numbered hits."""
+    chinese = is_chinese(question)
+    blocks = []
+    for n, hit in enumerate(hits, start=1):
+        text = " ".join(hit.text.split())[:_HIT_CHARS]
+        blocks.append(f"[{n}] {hit.document} p.{hit.page}: {text}")
+    return {
+        "question": question,
+        "hits": "\n\n".join(blocks),
+        "language": "Chinese" if chinese else "English",
+        "not_found": NOT_FOUND_ZH if chinese else NOT_FOUND_EN,
+    }
+
+
+def _llm_answer(question: str, hits: Sequence[Hit], llm: LLMClient, max_citations: int) -> Answer:
+    """One `grounded_answer` call, then check and renumber its citations."""
+    reply = llm.call(PROMPTS["grounded_answer"], grounded_answer_variables(question, hits))
+    assert isinstance(reply, GroundedAnswer)
+    if not reply.found:
+        return not_found(question)
+    if not reply.answer.strip() or len(reply.answer) > _MAX_ANSWER_CHARS:
+        raise LLMOutputError("The model said it found the answer but gave no usable text.")
+    valid = range(1, len(hits) + 1)
+    inline = [int(n) for group in _MARKER.findall(reply.answer) for n in re.split(r"[,，]", group)]
+    order = [n for n in dict.fromkeys([*inline, *reply.cited]) if n in valid][:max_citations]
+    if not order:  # an answer that cites no hit it was given is not grounded
+        raise LLMOutputError("The model's answer cites none of the hits it was given.")
+    renumber = {old: new for new, old in enumerate(order, start=1)}
+
+    def rewrite(match: re.Match[str]) -> str:
+        olds = [int(n) for n in re.split(r"[,，]", match.group(1))]
+        kept = [renumber[o] for o in dict.fromkeys(olds) if o in renumber]
+        lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
+        return lead + "".join(f"[{n}]" for n in kept) if kept else ""
+
+    text = _MARKER.sub(rewrite, reply.answer).strip()
+    uncited = [renumber[o] for o in order if o not in inline]
+    if uncited:  # cited in the list but not inline: keep the answer checkable all the same
+        text += " " + "".join(f"[{n}]" for n in uncited)
+    citations = tuple(
+        _citation(renumber[old], hits[old - 1], _excerpt(hits[old - 1].text)) for old in order
+    )
+    return Answer(text, True, citations)
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SENTENCE_CHARS else flat[: _SENTENCE_CHARS - 1] + "…"

@@ -1,0 +1,151 @@
+"""The agentic retrieval graph (docs/architecture.md §6): its wiring, its routers, and `run_agentic`.
+
+    plan -> retrieve -> evaluate -> (refine -> retrieve -> evaluate)* -> merge -> answer
+
+`build_graph()` only wires; the routers are pure functions of the state; the nodes live in
+`core.ask.nodes` and reach their dependencies through the runtime context (`AgentContext`).
+`run_agentic` streams the run, hands each trace event to the caller as it happens, and folds the
+events into the per-round summary that `ask --json` prints (docs/architecture.md §9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from core.ask import nodes
+from core.ask.configuration import AgentContext, AnswerLike
+from core.ask.memory import fresh_run, thread_config
+from core.ask.state import AgentState
+from core.ask.streaming import stream_run
+from core.models import Hit
+
+__all__ = [
+    "AgenticResult",
+    "build_graph",
+    "route_after_evaluate",
+    "route_after_refine",
+    "rounds_from_events",
+    "run_agentic",
+]
+
+
+def route_after_evaluate(state: AgentState) -> Literal["merge", "refine"]:
+    """Answer when the evidence suffices or the round budget is spent; else refine."""
+    if state.get("sufficient") or state.get("round", 1) >= state.get("max_rounds", 1):
+        return "merge"
+    return "refine"
+
+
+def route_after_refine(state: AgentState) -> Literal["retrieve", "merge"]:
+    """Search again when refine found a new query; with none left, answer from what there is."""
+    return "retrieve" if state.get("queries") else "merge"
+
+
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Wire the nodes and routers into the compiled agentic graph (with the conversations'
+    checkpointer when runs go on threads)."""
+    graph = StateGraph(AgentState, context_schema=AgentContext)
+    graph.add_node("plan", nodes.plan)
+    graph.add_node("retrieve", nodes.retrieve)
+    graph.add_node("evaluate", nodes.evaluate)
+    graph.add_node("refine", nodes.refine)
+    graph.add_node("merge", nodes.merge)
+    graph.add_node("answer", nodes.answer)
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", "retrieve")
+    graph.add_edge("retrieve", "evaluate")
+    graph.add_conditional_edges("evaluate", route_after_evaluate, ["merge", "refine"])
+    graph.add_conditional_edges("refine", route_after_refine, ["retrieve", "merge"])
+    graph.add_edge("merge", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile(name="agentic_retrieval", checkpointer=checkpointer)
+
+
+@dataclass
+class AgenticResult:
+    """The outcome of one agentic run: the answer, the rounds, the merged evidence, the aspects."""
+
+    answer: AnswerLike
+    rounds: list[dict[str, Any]]
+    evidence: list[Hit]
+    aspects: list[str]
+    events: list[dict[str, Any]] = field(default_factory=list)  # the full trace, for the run log
+
+    def to_json(self) -> dict[str, Any]:
+        """The `ask --json` shape: answer, found, citations and rounds (docs/architecture.md §9)."""
+        answer = self.answer.to_json()
+        return {
+            "answer": answer["answer"],
+            "found": answer["found"],
+            "citations": answer["citations"],
+            "rounds": self.rounds,
+        }
+
+
+def rounds_from_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fold the retrieve and evaluate events into one summary per round, in round order."""
+    rounds: dict[int, dict[str, Any]] = {}
+    for event in events:
+        if event.get("node") not in ("retrieve", "evaluate"):
+            continue
+        n = event["round"]
+        summary = rounds.setdefault(
+            n,
+            {
+                "round": n,
+                "queries": [],
+                "hits_by_strategy": {},
+                "new_evidence": 0,
+                "sufficient": False,
+                "missing": [],
+            },
+        )
+        if event["node"] == "retrieve":
+            summary["queries"] = list(event["queries"])
+            summary["hits_by_strategy"] = dict(event["hits_by_strategy"])
+            summary["new_evidence"] = event["new_evidence"]
+        else:
+            summary["sufficient"] = event["sufficient"]
+            summary["missing"] = list(event["missing"])
+    return [rounds[n] for n in sorted(rounds)]
+
+
+@cache
+def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
+    return build_graph(checkpointer)
+
+
+def run_agentic(
+    question: str,
+    context: AgentContext,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread: str | None = None,
+) -> AgenticResult:
+    """Answer a question in up to `context.max_rounds` search rounds, reporting each step live.
+
+    With a `checkpointer` and a `thread` (a conversation's id) the run continues that thread:
+    a follow-up question is read with the earlier turns (core/ask/memory.py)."""
+    inputs: dict[str, Any] = {"question": question}
+    if checkpointer is not None and thread:
+        inputs = fresh_run(inputs, {"asked": [], "evidence": {}})
+    else:
+        checkpointer = thread = None
+    graph = _graph(checkpointer)
+    events, final = stream_run(graph, inputs, context, on_event, thread_config(thread))
+    return AgenticResult(
+        answer=final["answer"],
+        rounds=rounds_from_events(events),
+        evidence=list(final.get("merged", [])),
+        aspects=list(final.get("aspects", [])),
+        events=events,
+    )

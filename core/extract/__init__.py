@@ -1,0 +1,12 @@
+"""Knowledge enrichment without an LLM: the built-in heuristics of the offline build (docs/architecture.md §4).
+
+`offline_knowledge` fills the same `ChunkKnowledge` schema the LLM role returns (questions with
+line ranges; entities and relations in `graph` mode), and `normalize_entity_name` is the key the
+build merges entities by, across chunks and documents. jieba, which this package needs for
+Chinese, loads on first use.
+"""
+
+from core.extract.offline import MODES, offline_knowledge
+from core.text.names import normalize_entity_name
+
+__all__ = ["MODES", "normalize_entity_name", "offline_knowledge"]

@@ -1,0 +1,283 @@
+"""The offline heuristics of the task agent: the risk-pattern table, sections, offline scans.
+
+Offline (no LLM), the revised plan comes from the knowledge: every section the research found
+whose heading names a known audit topic (SQL injection, XSS, deserialization, logging, keys,
+path traversal, command injection) becomes a subtask; a section that names risky APIs in
+backticks but no known topic becomes a subtask that greps for those APIs. A subtask's scan
+reports candidate findings, each marked "unconfirmed heuristic".
+
+The rules are written so that the usual safe look-alikes do not match: SQL must be concatenated
+on the line (a `PreparedStatement` with `?` is not), HTML output must not pass through an
+escaping function, a logged password must not be masked, a key must be a literal (not read from
+the environment or a `${...}` placeholder), and a `new File(base, name)` must not sit next to a
+`normalize()`/`getCanonicalPath()` + `startsWith` check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from core.task.state import KnowledgeRef
+
+__all__ = ["TOPICS", "Rule", "Section", "Topic", "clause_identifiers", "topic_for", "topic_named"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One risky pattern: a finding where `pattern` matches a line, unless an exception holds.
+
+    `unless_line` cancels a match on the same line; `unless_near` one within `window` lines of
+    it; `unless_file` one anywhere in the file; `requires_file` must match somewhere in the file
+    (e.g. request input, for path traversal).
+    """
+
+    pattern: str
+    title: str
+    glob: str = "**/*.java"
+    unless_line: str = ""
+    unless_near: str = ""
+    window: int = 4
+    unless_file: str = ""
+    requires_file: str = ""
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A known audit topic: how its sections are recognized and what its rules look for."""
+
+    key: str
+    name: str
+    heading_words: tuple[str, ...]  # lower-case; matched against section headings
+    probe: str  # the search query that looks up the topic's clause in the knowledge
+    severity: str
+    rules: tuple[Rule, ...]
+
+
+_REQUEST_INPUT = (
+    r"@RequestParam|@PathVariable|@RequestBody|@CookieValue|getParameter\(|MultipartFile"
+)
+_ESCAPED = r"(?i)escape|encode|sanitiz|forHtml"
+_MASKED = r"(?i)mask|redact|desensiti|\*\*\*"
+
+TOPICS: tuple[Topic, ...] = (
+    Topic(
+        "sql",
+        "SQL injection",
+        ("sql",),
+        "SQL 注入 拼接 Statement executeQuery PreparedStatement",
+        "high",
+        (
+            Rule(
+                r"\.(executeQuery|executeUpdate|executeLargeUpdate|execute|addBatch)\s*\(.*(\"\s*\+|\+\s*\")",
+                "SQL built by string concatenation is executed",
+                unless_line=r"prepareStatement",
+            ),
+            Rule(
+                r"(?i)\"\s*(select|insert|update|delete)\b[^\"]*\"\s*\+",
+                "SQL statement built by string concatenation",
+                unless_line=r"prepareStatement",
+            ),
+            Rule(
+                r"(?i)\"\s*(select|insert|update|delete)\b[^\"]*\"\.formatted\(|String\.format\(\s*\"\s*(select|insert|update|delete)\b",
+                "SQL statement built with String.format",
+            ),
+        ),
+    ),
+    Topic(
+        "xss",
+        "Cross-site scripting (XSS)",
+        ("xss", "跨站脚本", "cross-site scripting"),
+        "跨站脚本 XSS 输出编码 htmlEscape getWriter",
+        "high",
+        (
+            Rule(
+                r"\"[^\"]*</?[a-zA-Z][^\"]*\"\s*\+\s*[A-Za-z_]",
+                "Request input concatenated into HTML without encoding",
+                unless_line=_ESCAPED,
+                requires_file=_REQUEST_INPUT,
+            ),
+            Rule(r"th:utext", "Thymeleaf th:utext renders unescaped HTML", glob="**/*.html"),
+        ),
+    ),
+    Topic(
+        "deserialization",
+        "Unsafe deserialization",
+        ("反序列化", "deserializ"),
+        "反序列化 ObjectInputStream readObject ObjectInputFilter",
+        "high",
+        (
+            Rule(
+                r"new\s+ObjectInputStream\s*\(|\.readObject\s*\(",
+                "Java native deserialization (ObjectInputStream.readObject) without a class filter",
+                unless_file=r"ObjectInputFilter|setObjectInputFilter|ValidatingObjectInputStream",
+            ),
+            Rule(r"new\s+XMLDecoder\s*\(", "XMLDecoder deserialization"),
+            Rule(r"enableDefaultTyping\s*\(|activateDefaultTyping\s*\(", "Jackson default typing"),
+        ),
+    ),
+    Topic(
+        "logging",
+        "Sensitive data in logs",
+        ("日志", "logging", "log "),
+        "日志 敏感信息 口令 password 脱敏",
+        "medium",
+        (
+            Rule(
+                r"(?i)\b(log|logger)\.(trace|debug|info|warn|error)\s*\(.*(password|passwd|secret|token|口令|密码)",
+                "Password or secret written to the log in clear text",
+                unless_line=_MASKED,
+            ),
+            Rule(
+                r"(?i)System\.(out|err)\.print(ln)?\s*\(.*(password|passwd|secret|token)",
+                "Password or secret printed to the console",
+                unless_line=_MASKED,
+            ),
+        ),
+    ),
+    Topic(
+        "secrets",
+        "Hard-coded secrets",
+        ("密钥", "硬编码", "凭据", "凭证", "secret", "hard-coded", "hardcoded", "credential"),
+        "硬编码 密钥 SECRET_KEY System.getenv",
+        "high",
+        (
+            Rule(
+                r"\b[A-Z0-9_]*(SECRET|KEY|PASSWORD|PASSWD|TOKEN)[A-Z0-9_]*\s*=\s*\"[^\"]+\"",
+                "Hard-coded secret in source code",
+                # A constant holding the *name* of an environment variable is not a secret.
+                unless_line=r"_(ENV|NAME|PARAM|HEADER|VAR|FIELD)\s*=|=\s*\"[A-Z][A-Z0-9_]*\"",
+            ),
+            Rule(
+                r"(?i)\b(String|var|char\[\])\s+\w*(password|passwd|secret|apikey|api_key|token)\w*\s*=\s*\"[^\"]+\"",
+                "Hard-coded password or secret in source code",
+            ),
+            Rule(r"new\s+SecretKeySpec\s*\(\s*\"", "Literal key passed to SecretKeySpec"),
+            Rule(
+                r"(?i)^\s*[\w.\-]*(password|secret|api-key|apikey|token)[\w.\-]*\s*[=:]\s*(?!\$\{)\S+",
+                "Secret written literally in a configuration file",
+                glob="**/*.properties",
+            ),
+        ),
+    ),
+    Topic(
+        "path",
+        "Path traversal",
+        ("路径遍历", "路径穿越", "目录遍历", "path traversal", "directory traversal"),
+        "路径遍历 new File 文件名 normalize startsWith",
+        "high",
+        (
+            Rule(
+                r"new\s+File\s*\(\s*[\w.()]+\s*,\s*\w+\s*\)|Paths\.get\s*\([^)]*,\s*\w+\s*\)"
+                r"|new\s+File(InputStream|OutputStream)?\s*\([^)]*\+\s*\w+",
+                "File path built from request input without a normalization check",
+                unless_near=r"normalize\s*\(|getCanonicalPath|startsWith\s*\(",
+                requires_file=_REQUEST_INPUT,
+            ),
+        ),
+    ),
+    Topic(
+        "command",
+        "Command injection",
+        ("命令注入", "command injection", "os command"),
+        "命令注入 Runtime exec ProcessBuilder",
+        "high",
+        (
+            Rule(
+                r"Runtime\.getRuntime\(\)\.exec\s*\(.*\+|new\s+ProcessBuilder\s*\(.*\+",
+                "OS command built by string concatenation",
+            ),
+        ),
+    ),
+)
+
+_BY_KEY = {t.key: t for t in TOPICS}
+
+
+def topic_named(key: str) -> Topic | None:
+    """The topic with this key, or None."""
+    return _BY_KEY.get(key)
+
+
+def topic_for(heading: str) -> Topic | None:
+    """The known topic a section heading names (the one with most heading words), or None."""
+    lowered = f" {heading.lower()} "
+    best, score = None, 0
+    for topic in TOPICS:
+        found = sum(1 for w in topic.heading_words if w in lowered)
+        if found > score:
+            best, score = topic, found
+    return best
+
+
+@dataclass
+class Section:
+    """A section of a document, as the research found it: heading, page and text so far."""
+
+    document: str
+    heading: str
+    page: int
+    line_start: int
+    refs: list[KnowledgeRef]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(r.text for r in self.refs)
+
+
+def sections_of(refs: Iterable[KnowledgeRef]) -> list[Section]:
+    """Group knowledge references by (document, section), in document order."""
+    groups: dict[tuple[str, str], Section] = {}
+    for ref in refs:
+        key = (ref.document, ref.section)
+        line = ref.line_start
+        section = groups.get(key)
+        if section is None:
+            groups[key] = Section(ref.document, ref.section, ref.page, line, [ref])
+        elif ref.chunk_id not in {r.chunk_id for r in section.refs}:
+            section.refs.append(ref)
+            section.line_start = min(section.line_start, line)
+            section.page = min(section.page, ref.page)
+    return sorted(groups.values(), key=lambda s: (s.document, s.line_start, s.heading))
+
+
+_BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+_IDENTIFIER = re.compile(r"^@?[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*(\(\))?$")
+_PROHIBIT = re.compile(
+    r"禁止|不得|严禁|避免|不要|不应|不允许|must not|never|avoid|do not|don't", re.IGNORECASE
+)
+_SENTENCE = re.compile(r"[^。；;！!\n]+")
+
+
+def clause_identifiers(text: str, *, prohibited_only: bool = False) -> list[str]:
+    """The code identifiers a clause names in backticks (`Statement.executeQuery`, ...).
+
+    With `prohibited_only`, only those in a sentence that forbids something ("禁止…", "must
+    not…"), so that the APIs a clause recommends (`PreparedStatement`) are left out.
+    """
+    found: list[str] = []
+    for sentence in _SENTENCE.findall(text):
+        if prohibited_only and not _PROHIBIT.search(sentence):
+            continue
+        for name in _BACKTICKED.findall(sentence):
+            name = name.strip()
+            if len(name) >= 4 and _IDENTIFIER.match(name) and name not in found:
+                found.append(name)
+    return found
+
+
+def identifier_pattern(names: Sequence[str]) -> str:
+    """One regex that finds uses of the identifiers: `A.method` as `.method(`, a class by name."""
+    parts: list[str] = []
+    for name in names:
+        last = name.removesuffix("()").lstrip("@").rsplit(".", 1)[-1]
+        if name.startswith("@"):
+            part = "@" + re.escape(last) + r"\b"
+        elif last[:1].islower():
+            part = r"\b" + re.escape(last) + r"\s*\("
+        else:
+            part = r"\b" + re.escape(last) + r"\b"
+        if part not in parts:
+            parts.append(part)
+    return "|".join(parts)

@@ -1,0 +1,50 @@
+"""The task agent's runtime context: the dependencies and bounds every node reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.errors import ConfigError
+from core.models import Hit
+
+if TYPE_CHECKING:
+    from core.ask import AgenticResult
+    from core.task.workspace import Workspace
+
+__all__ = ["MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
+
+MAX_SUBTASKS = 8
+MAX_TOOL_CALLS = 6  # per subtask, workspace and knowledge tools together
+
+
+@dataclass
+class TaskContext:
+    """The dependencies of one task run, passed as LangGraph's runtime context.
+
+    `research(text, on_event)` runs the agentic knowledge search (docs/architecture.md §6) and returns its
+    `AgenticResult`; `search(query, top_k)` is one plain fused search, used by the offline
+    re-plan to look up the clauses of known audit topics. `llm` (an `LLMClient`) writes the plan
+    and the revised plan; `chat` (the same client: `invoke_tools(messages, tools)`) executes
+    subtasks with tool calling. Without them the run is offline: headings of the matching
+    knowledge become subtasks and each subtask greps the workspace with patterns. `workspace`
+    is optional: without one, subtasks only consult the knowledge.
+    """
+
+    research: Callable[[str, Callable[[dict[str, Any]], None] | None], AgenticResult]
+    search: Callable[[str, int], list[Hit]]
+    workspace: Workspace | None = None
+    llm: Any | None = None
+    chat: Any | None = None
+    knowledge_bases: Sequence[str] = field(default_factory=tuple)
+    max_subtasks: int = MAX_SUBTASKS
+    max_tool_calls: int = MAX_TOOL_CALLS
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_subtasks <= 20:
+            raise ConfigError(f"max_subtasks must be between 1 and 20; got {self.max_subtasks}.")
+        if not 1 <= self.max_tool_calls <= 30:
+            raise ConfigError(
+                f"max_tool_calls must be between 1 and 30; got {self.max_tool_calls}."
+            )

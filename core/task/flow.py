@@ -1,0 +1,131 @@
+"""The task agent's graph (docs/architecture.md §7): its wiring, its routers, and `run_task`.
+
+    research -> plan -> replan -> (execute)* -> report
+
+`build_graph()` only wires; the routers are pure; the nodes live in `core.task.nodes` and reach
+their dependencies through the runtime context (`TaskContext`). `run_task` streams the run and
+hands each trace event to the caller as it happens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from core.ask.memory import fresh_run, thread_config
+from core.ask.streaming import stream_run
+from core.task import nodes
+from core.task.configuration import TaskContext
+from core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
+
+__all__ = ["TaskResult", "build_graph", "route_after_execute", "route_after_replan", "run_task"]
+
+
+def route_after_replan(state: TaskState) -> Literal["execute", "report"]:
+    """Execute the first subtask, or report at once when there is none."""
+    return "execute" if state.get("subtasks") else "report"
+
+
+def route_after_execute(state: TaskState) -> Literal["execute", "report"]:
+    """Execute the next subtask while any is left; then report."""
+    return "execute" if state.get("cursor", 0) < len(state.get("subtasks", [])) else "report"
+
+
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Wire the nodes and routers into the compiled task graph (with the conversations'
+    checkpointer when runs go on threads)."""
+    graph = StateGraph(TaskState, context_schema=TaskContext)
+    graph.add_node("research", nodes.research)
+    graph.add_node("plan", nodes.plan)
+    graph.add_node("replan", nodes.replan)
+    graph.add_node("execute", nodes.execute)
+    graph.add_node("report", nodes.report)
+    graph.add_edge(START, "research")
+    graph.add_edge("research", "plan")
+    graph.add_edge("plan", "replan")
+    graph.add_conditional_edges("replan", route_after_replan, ["execute", "report"])
+    graph.add_conditional_edges("execute", route_after_execute, ["execute", "report"])
+    graph.add_edge("report", END)
+    return graph.compile(name="task_agent", checkpointer=checkpointer)
+
+
+@dataclass
+class TaskResult:
+    """The outcome of one task run: both plans, the findings, the report and the trace."""
+
+    task: str
+    plan_before: list[str]
+    plan_after: list[Subtask]
+    findings: list[Finding]
+    report: str
+    subtasks: list[SubtaskOutcome] = field(default_factory=list)
+    research: list[KnowledgeRef] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """Every tool call of the run, in order: {"subtask", "step", "tool", "args"}."""
+        return [
+            {k: e[k] for k in ("subtask", "step", "tool", "args")}
+            for e in self.events
+            if e.get("node") == "tool_call"
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        """The `run --json` shape (docs/architecture.md §9)."""
+        return {
+            "task": self.task,
+            "plan_before": list(self.plan_before),
+            "plan_after": [s.to_json() for s in self.plan_after],
+            "report": self.report,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+@cache
+def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
+    return build_graph(checkpointer)
+
+
+def run_task(
+    task: str,
+    context: TaskContext,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread: str | None = None,
+) -> TaskResult:
+    """Carry out a task against the attached knowledge (and workspace), reporting each step.
+
+    With a `checkpointer` and a `thread` the run continues that thread: a follow-up task is
+    researched with the earlier tasks in mind (core/ask/memory.py)."""
+    inputs: dict[str, Any] = {"task": task}
+    if checkpointer is not None and thread:
+        inputs = fresh_run(inputs, {"findings": [], "done": []})
+    else:
+        checkpointer = thread = None
+    events, final = stream_run(
+        _graph(checkpointer),
+        inputs,
+        context,
+        on_event,
+        # research, plan, replan, report, one step per subtask, and room to spare
+        config={"recursion_limit": context.max_subtasks + 10, **thread_config(thread)},
+    )
+    return TaskResult(
+        task=task,
+        plan_before=list(final.get("plan_before", [])),
+        plan_after=list(final.get("subtasks", [])),
+        findings=list(final.get("findings", [])),
+        report=final.get("report", ""),
+        subtasks=list(final.get("done", [])),
+        research=list(final.get("research", [])),
+        events=events,
+    )

@@ -1,0 +1,304 @@
+"""The task agent's nodes: each is `(state, runtime) -> partial update`, and does one thing.
+
+    research -> plan -> replan -> execute* -> report
+
+Every node reports what it did on LangGraph's custom stream: `{"node": name, ...}`; the agentic
+search's own events pass through with `"phase": "research"` (or `"subtask"` inside a subtask).
+With an LLM, plan and replan make one structured call each and execute runs a tool-calling loop;
+a failed LLM step falls back to the offline heuristic, and the event says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
+from core.errors import LLMError
+from core.llm.boundary import tidy, tidy_list
+from core.task import offline
+from core.task.audit_rules import sections_of, topic_for
+from core.task.configuration import TaskContext
+from core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
+from core.task.report import render_report
+from core.task.state import (
+    Finding,
+    KnowledgeRef,
+    Subtask,
+    SubtaskOutcome,
+    TaskState,
+    knowledge_ref,
+)
+from core.task.toolcalling import execute_with_tools
+from core.task.tools import ToolBox
+
+__all__ = ["execute", "plan", "replan", "report", "research"]
+
+log = logging.getLogger(__name__)
+
+_PROBE_HITS = 3
+_EXCERPT_CHARS = 500
+_FILES_SHOWN = 80
+# What a model's plan may hold; longer text is the model pasting, not planning.
+_STEP_CHARS = 300
+_TITLE_CHARS = 120
+_GOAL_CHARS = 600
+_PATTERN_CHARS = 200
+
+
+def _emit(runtime: Runtime[TaskContext], event: dict[str, Any]) -> None:
+    runtime.stream_writer(event)
+
+
+def _call(runtime: Runtime[TaskContext], role: str, variables: Mapping[str, object]) -> Any:
+    """One structured LLM call, or None offline or when it failed (logged, and the step falls
+    back to its heuristic)."""
+    llm = runtime.context.llm
+    if llm is None:
+        return None
+    try:
+        return llm.call(TASK_PROMPTS[role], variables)
+    except LLMError as exc:
+        log.warning("The task %s step falls back to the offline heuristic: %s", role, exc)
+        return None
+
+
+def _numbered(refs: list[KnowledgeRef]) -> str:
+    return "\n".join(
+        f"[{n}] {r.document} · {r.section} · p.{r.page}: {r.text[:_EXCERPT_CHARS]}"
+        for n, r in enumerate(refs, 1)
+    )
+
+
+def _files(ctx: TaskContext) -> str:
+    if ctx.workspace is None:
+        return "(no workspace)"
+    return "\n".join(ctx.workspace.list_files(limit=_FILES_SHOWN)) or "(empty)"
+
+
+# --- research ---------------------------------------------------------------------------------
+
+
+def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
+    """Search the knowledge for the task itself (the agentic loop); offline, also look up the
+    clauses of the known audit topics, so the re-plan can see which of them the knowledge has."""
+    ctx = runtime.context
+    # A follow-up task ("now the same for the upload module") is read against the earlier ones.
+    question = resolve_followup(state["task"], state.get("turns", [])[-HISTORY_TURNS:])
+    result = ctx.research(question, lambda e: _emit(runtime, {**e, "phase": "research"}))
+    refs = _distinct([knowledge_ref(h) for h in result.evidence])
+    if ctx.llm is None and ctx.workspace is not None:
+        for topic in offline.probe_topics():
+            found = [
+                ref
+                for ref in (knowledge_ref(h) for h in ctx.search(topic.probe, _PROBE_HITS))
+                if topic_for(ref.section) is topic
+            ]
+            refs = _distinct(refs + found)
+            _emit(
+                runtime,
+                {
+                    "node": "research",
+                    "probe": topic.probe,
+                    "topic": topic.key,
+                    "sections": sorted({f"{r.section} ({r.document}, p.{r.page})" for r in found}),
+                },
+            )
+    answer = str(result.answer.to_json().get("answer", ""))
+    _emit(
+        runtime,
+        {
+            "node": "research",
+            "evidence": len(refs),
+            "sections": list(
+                dict.fromkeys(f"{r.section} ({r.document}, p.{r.page})" for r in refs)
+            ),
+            "answer": answer,
+        },
+    )
+    return {"research": refs, "research_answer": answer}
+
+
+def _distinct(refs: list[KnowledgeRef]) -> list[KnowledgeRef]:
+    seen: set[int] = set()
+    out = []
+    for ref in refs:
+        if ref.chunk_id not in seen:
+            seen.add(ref.chunk_id)
+            out.append(ref)
+    return out
+
+
+# --- plan and re-plan -------------------------------------------------------------------------
+
+
+def plan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
+    """Write the first plan (the "before" the report and the UI show)."""
+    ctx = runtime.context
+    result: TaskPlan | None = _call(
+        runtime,
+        "plan",
+        {
+            "task": state["task"],
+            "knowledge_bases": ", ".join(ctx.knowledge_bases) or "(all)",
+            "research": _numbered(state.get("research", [])[:6]) or "(nothing)",
+            "files": _files(ctx),
+        },
+    )
+    steps = tidy_list(result.steps, limit=_STEP_CHARS, max_items=8) if result is not None else []
+    if not steps:
+        steps = offline.first_plan(
+            state["task"],
+            knowledge_bases=ctx.knowledge_bases,
+            workspace=ctx.workspace is not None,
+        )
+    _emit(runtime, {"node": "plan", "plan": steps, "llm": result is not None})
+    return {"plan_before": steps}
+
+
+def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
+    """Revise the plan into concrete subtasks, each tied to the knowledge that defines it."""
+    ctx = runtime.context
+    refs = state.get("research", [])
+    result: RevisedPlan | None = None
+    if refs:
+        result = _call(
+            runtime,
+            "replan",
+            {
+                "task": state["task"],
+                "plan": "\n".join(f"- {s}" for s in state.get("plan_before", [])),
+                "knowledge": _numbered(refs),
+                "files": _files(ctx),
+                "max_subtasks": ctx.max_subtasks,
+            },
+        )
+    subtasks = _from_llm(result, refs) if result is not None else []
+    by_llm = bool(subtasks)
+    if not subtasks:
+        subtasks = offline.revised_plan(sections_of(refs), max_subtasks=ctx.max_subtasks)
+    if not subtasks:  # the knowledge named nothing concrete: the task itself is the one subtask
+        subtasks = [Subtask(title=state["task"], goal=state["task"], knowledge=tuple(refs[:3]))]
+    subtasks = subtasks[: ctx.max_subtasks]
+    _emit(
+        runtime,
+        {
+            "node": "replan",
+            "plan": [s.to_json() for s in subtasks],
+            "llm": by_llm,
+        },
+    )
+    return {"subtasks": subtasks, "cursor": 0}
+
+
+def _from_llm(result: RevisedPlan, refs: list[KnowledgeRef]) -> list[Subtask]:
+    """The usable subtasks of a model's plan: a title, cited excerpts that exist, patterns that
+    compile; repeated titles once."""
+    subtasks = []
+    seen: set[str] = set()
+    for planned in result.subtasks:
+        title = tidy(planned.title, _TITLE_CHARS)
+        if not title or title.casefold() in seen:
+            continue
+        seen.add(title.casefold())
+        cited = tuple(dict.fromkeys(refs[n - 1] for n in planned.knowledge if 1 <= n <= len(refs)))
+        topic = topic_for(title) or (topic_for(cited[0].section) if cited else None)
+        subtasks.append(
+            Subtask(
+                title=title,
+                goal=tidy(planned.goal, _GOAL_CHARS) or title,
+                knowledge=cited,
+                topic=topic.key if topic else "",
+                patterns=tuple(p for p in planned.patterns if _usable_pattern(p))[:6],
+            )
+        )
+    return subtasks
+
+
+def _usable_pattern(pattern: str) -> bool:
+    if not pattern.strip() or len(pattern) > _PATTERN_CHARS:
+        return False
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
+# --- execute ----------------------------------------------------------------------------------
+
+
+def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
+    """Carry out the next subtask with tools (the model's choice, or the offline scan)."""
+    ctx = runtime.context
+    index = state.get("cursor", 0)
+    subtask = state["subtasks"][index]
+    number = index + 1
+    _emit(
+        runtime,
+        {"node": "subtask", "subtask": number, "title": subtask.title, "goal": subtask.goal},
+    )
+    box = ToolBox(ctx, lambda e: _emit(runtime, e), number, list(subtask.knowledge))
+    notes: list[str] = []
+    findings: list[Finding] = []
+    mode = "offline"
+    if ctx.chat is not None:
+        try:
+            findings, summary = execute_with_tools(state["task"], subtask, box, ctx.chat)
+            mode = "llm"
+        except LLMError as exc:
+            log.warning("Subtask %d falls back to the offline scan: %s", number, exc)
+            notes.append(str(exc))
+            mode = "offline (LLM failed)"
+    if mode != "llm":
+        if ctx.workspace is not None:
+            findings, summary = offline.scan(subtask, box)
+        else:
+            box.run("search_knowledge", {"query": subtask.title})
+            summary = f"Consulted the knowledge on {subtask.title}; no workspace to check."
+    for finding in findings:
+        _emit(runtime, {"node": "finding", "subtask": number, "finding": finding.to_json()})
+    outcome = SubtaskOutcome(
+        index=number,
+        title=subtask.title,
+        summary=summary,
+        tool_calls=len(box.calls),
+        mode=mode,
+        findings=len(findings),
+        notes=tuple(notes),
+    )
+    _emit(
+        runtime,
+        {
+            "node": "subtask_done",
+            "subtask": number,
+            "title": subtask.title,
+            "summary": summary,
+            "findings": len(findings),
+            "tool_calls": len(box.calls),
+            "mode": mode,
+        },
+    )
+    return {"cursor": number, "findings": findings, "done": [outcome]}
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def report(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
+    """Write the Markdown report: summary, plan before and after, findings with their sources."""
+    text = render_report(
+        task=state["task"],
+        plan_before=state.get("plan_before", []),
+        subtasks=state.get("subtasks", []),
+        outcomes=state.get("done", []),
+        findings=state.get("findings", []),
+    )
+    _emit(runtime, {"node": "report", "findings": len(state.get("findings", []))})
+    summary = f"{len(state.get('findings', []))} findings. " + text[:300]
+    turn = turn_record(state["task"], state["task"], summary, runtime.context.knowledge_bases)
+    return {"report": text, "turns": [turn]}

@@ -1,0 +1,162 @@
+"""The task agent without an LLM: a generic first plan, a plan revised from the knowledge's
+headings, and a pattern scan per subtask (docs/architecture.md §7, offline mode).
+
+Everything here treats document and workspace text as data: headings and backticked
+identifiers become subtasks and grep patterns, nothing in them is ever followed as an
+instruction, and the scan only greps (through the bounded, traced `ToolBox`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from core.task.audit_rules import (
+    TOPICS,
+    Rule,
+    Section,
+    Topic,
+    clause_identifiers,
+    identifier_pattern,
+    topic_for,
+    topic_named,
+)
+from core.task.state import HEURISTIC_NOTE, Finding, Subtask
+from core.task.tools import ToolBox
+from core.task.workspace import GrepHit
+
+__all__ = ["first_plan", "revised_plan", "scan"]
+
+_SAME_SPOT = 3  # findings of one subtask this close in one file are one finding
+
+
+def first_plan(task: str, *, knowledge_bases: Sequence[str], workspace: bool) -> list[str]:
+    """The plan before research has shaped it: generic steps for the task as stated."""
+    kbs = "、".join(f"@{k}" for k in knowledge_bases) or "the attached knowledge"
+    steps = [f"Research {kbs} for the rules and requirements that apply to: {task.strip()}"]
+    if workspace:
+        steps += [
+            "List the workspace files and identify the code to examine",
+            "Check the code against every applicable requirement",
+        ]
+    else:
+        steps.append("Work out what each applicable requirement asks for")
+    steps.append("Write the report: summary, revised plan, findings with evidence and sources")
+    return steps
+
+
+def revised_plan(sections: Sequence[Section], *, max_subtasks: int) -> list[Subtask]:
+    """One subtask per section that names a known audit topic (or forbids named APIs)."""
+    subtasks: list[Subtask] = []
+    seen: set[str] = set()
+    for section in sections:
+        topic = topic_for(section.heading)
+        where = f"{section.document}, p.{section.page}"
+        if topic is not None:
+            if topic.key in seen:
+                continue
+            seen.add(topic.key)
+            goal = f"Look for {topic.name.lower()} as {section.heading} ({where}) defines it."
+            patterns = tuple(r.pattern for r in topic.rules)
+        else:
+            names = clause_identifiers(section.text, prohibited_only=True)
+            if not names:
+                continue  # scope, terms, introductions: nothing to check code against
+            goal = f"Look for the APIs {section.heading} ({where}) forbids: {', '.join(names)}."
+            patterns = (identifier_pattern(names),)
+        subtasks.append(
+            Subtask(
+                title=section.heading,
+                goal=goal,
+                knowledge=tuple(section.refs),
+                topic=topic.key if topic else "",
+                patterns=patterns,
+            )
+        )
+    return subtasks[:max_subtasks]
+
+
+def probe_topics() -> list[Topic]:
+    """The topics whose clauses the offline research looks up when it audits a workspace."""
+    return list(TOPICS)
+
+
+def scan(subtask: Subtask, box: ToolBox) -> tuple[list[Finding], str]:
+    """Grep the workspace for the subtask's patterns; return candidate findings and a summary."""
+    topic = topic_named(subtask.topic)
+    text = "\n".join(k.text for k in subtask.knowledge)
+    names = clause_identifiers(text, prohibited_only=True)
+    leads: list[GrepHit] = []
+    if names:
+        leads = box.grep_hits(identifier_pattern(names)) or []
+    if topic is None:
+        findings = [
+            _finding(subtask, f"Use of an API that {subtask.title} forbids", "low", hit)
+            for hit in leads
+        ]
+    else:
+        findings = _topic_findings(subtask, topic, box)
+    findings = _distinct(findings)
+    summary = (
+        f"{len(findings)} candidate finding(s); the APIs the clause names occur on"
+        f" {len(leads)} line(s)."
+    )
+    return findings, summary
+
+
+def _topic_findings(subtask: Subtask, topic: Topic, box: ToolBox) -> list[Finding]:
+    aux: dict[tuple[str, str], list[GrepHit]] = {}
+
+    def lines_of(pattern: str, glob: str) -> list[GrepHit]:
+        if (pattern, glob) not in aux:
+            aux[(pattern, glob)] = box.grep_hits(pattern, glob) or []
+        return aux[(pattern, glob)]
+
+    found: list[Finding] = []
+    for rule in topic.rules:
+        hits = box.grep_hits(rule.pattern, rule.glob)
+        if not hits:
+            continue
+        for hit in hits:
+            if _excused(rule, hit, lines_of):
+                continue
+            found.append(_finding(subtask, f"{topic.name}: {rule.title}", topic.severity, hit))
+    return found
+
+
+def _excused(rule: Rule, hit: GrepHit, lines_of: Callable[[str, str], list[GrepHit]]) -> bool:
+    """Whether an exception of the rule holds for this match (a safe look-alike)."""
+    if rule.unless_line and re.search(rule.unless_line, hit.text):
+        return True
+    if rule.unless_file and any(h.path == hit.path for h in lines_of(rule.unless_file, rule.glob)):
+        return True
+    if rule.unless_near and any(
+        h.path == hit.path and abs(h.line - hit.line) <= rule.window
+        for h in lines_of(rule.unless_near, rule.glob)
+    ):
+        return True
+    return bool(rule.requires_file) and not any(
+        h.path == hit.path for h in lines_of(rule.requires_file, rule.glob)
+    )
+
+
+def _finding(subtask: Subtask, title: str, severity: str, hit: GrepHit) -> Finding:
+    return Finding(
+        title=title,
+        severity=severity,
+        file=hit.path,
+        line=hit.line,
+        code=hit.text,
+        knowledge=subtask.knowledge[:2],
+        subtask=subtask.title,
+        confirmed=False,
+        note=HEURISTIC_NOTE,
+    )
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    kept: list[Finding] = []
+    for f in sorted(findings, key=lambda f: (f.file, f.line)):
+        if not any(k.file == f.file and abs(k.line - f.line) <= _SAME_SPOT for k in kept):
+            kept.append(f)
+    return kept

@@ -1,0 +1,139 @@
+"""Executing a subtask with LangChain tool calling: the model picks tools, the ToolBox runs them.
+
+The loop is bounded twice: the ToolBox refuses calls past the subtask's budget, and the model
+gets at most budget + 2 turns. Each tool result goes back to the model as a ToolMessage, fenced
+as data. A finding the model records is checked against the workspace (the file and line must
+exist; the code line is read from the file, not taken from the model).
+
+The model is reached through `LLMClient.invoke_tools`: langchain-openai stays inside `core.llm`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from core.errors import LLMError
+from core.task.prompts import EXECUTOR_SYSTEM
+from core.task.state import Finding, KnowledgeRef, Subtask
+from core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
+
+__all__ = ["execute_with_tools"]
+
+_MAX_FINDINGS = 12  # per subtask
+_SEVERITIES = ("high", "medium", "low", "info")
+_NUMBERED = re.compile(r"^\d+\| ?")
+
+
+def _tool_defs(names: list[str]) -> list[dict[str, Any]]:
+    defs = []
+    for name in [*names, "record_finding"]:
+        spec = TOOL_SPECS[name]
+        defs.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": (spec.__doc__ or name).strip(),
+                    "parameters": spec.model_json_schema(),
+                },
+            }
+        )
+    return defs
+
+
+def _brief(task: str, subtask: Subtask, box: ToolBox) -> str:
+    knowledge = "\n".join(
+        f"[K{n}] {k.document} · {k.section} · p.{k.page}: {k.text}"
+        for n, k in enumerate(box.knowledge, 1)
+    )
+    files = ""
+    if box.context.workspace is not None:
+        files = "\n".join(box.context.workspace.list_files(limit=120))
+    hints = "\n".join(subtask.patterns) or "(none)"
+    return (
+        f"Task: {task}\nSubtask: {subtask.title}\nGoal: {subtask.goal}\n"
+        f"Knowledge:\n<knowledge>\n{knowledge or '(none yet; use search_knowledge)'}\n</knowledge>\n"
+        f"Grep patterns worth trying:\n{hints}\n"
+        f"Workspace files:\n<files>\n{files or '(no workspace)'}\n</files>"
+    )
+
+
+def execute_with_tools(
+    task: str, subtask: Subtask, box: ToolBox, chat: Any
+) -> tuple[list[Finding], str]:
+    """Run one subtask with the model choosing tools; return its findings and its summary."""
+    tools = _tool_defs(box.names())
+    messages: list[BaseMessage] = [
+        SystemMessage(EXECUTOR_SYSTEM.format(max_calls=box.context.max_tool_calls)),
+        HumanMessage(_brief(task, subtask, box)),
+    ]
+    findings: list[Finding] = []
+    summary = ""
+    for _ in range(box.context.max_tool_calls + 2):
+        reply = _invoke(chat, messages, tools)
+        messages.append(reply)
+        if not reply.tool_calls and not reply.invalid_tool_calls:
+            summary = reply.content if isinstance(reply.content, str) else str(reply.content)
+            break
+        for n, call in enumerate(reply.tool_calls):
+            args = call.get("args")
+            name = str(call.get("name") or "")
+            if not isinstance(args, dict):
+                output = box.refuse(name, "the arguments were not a JSON object")
+            elif name == "record_finding":
+                output = box.record(dict(args), lambda a: _record(a, subtask, box, findings))
+            else:
+                output = box.run(name, dict(args))
+            messages.append(ToolMessage(output, tool_call_id=call.get("id") or f"call-{n}"))
+        # A call whose arguments were not JSON still needs its answer, or the next request is
+        # refused: it is answered as a refusal, and spends the budget like any other call.
+        for n, call in enumerate(reply.invalid_tool_calls):
+            output = box.refuse(
+                str(call.get("name") or "?"),
+                "the arguments were not valid JSON; send them again as one JSON object",
+            )
+            call_id = call.get("id") or f"invalid-{n}"
+            messages.append(ToolMessage(output, tool_call_id=call_id))
+    return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
+
+
+def _invoke(chat: Any, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+    """One turn through the LLM client's tool-calling seam (its retries, its error wording)."""
+    reply = chat.invoke_tools(messages, tools)
+    if not isinstance(reply, AIMessage):
+        raise LLMError("The model did not answer with a chat message.")
+    return reply
+
+
+def _record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Finding]) -> str:
+    if len(into) >= _MAX_FINDINGS:
+        raise ToolRefused(f"This subtask already holds {_MAX_FINDINGS} findings.")
+    try:
+        parsed = RecordFinding.model_validate(args)
+    except ValueError as exc:
+        raise ToolRefused(f"The finding is incomplete: {exc}") from None
+    if box.context.workspace is None:
+        raise ToolRefused("There is no workspace to record a finding in.")
+    text = box.context.workspace.read_file(parsed.file, parsed.line, parsed.line)
+    code = _NUMBERED.sub("", text.splitlines()[0] if text else "").strip()
+    refs: list[KnowledgeRef] = [
+        box.knowledge[n - 1] for n in parsed.knowledge if 1 <= n <= len(box.knowledge)
+    ] or list(subtask.knowledge[:1])
+    severity = parsed.severity.lower().strip()
+    into.append(
+        Finding(
+            title=parsed.title.strip() or subtask.title,
+            severity=severity if severity in _SEVERITIES else "medium",
+            file=parsed.file,
+            line=parsed.line,
+            code=code,
+            knowledge=tuple(refs),
+            subtask=subtask.title,
+            confirmed=True,
+            note=parsed.explanation.strip(),
+        )
+    )
+    return f"Recorded: {parsed.file}:{parsed.line}: {code}"
