@@ -401,7 +401,10 @@ def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> 
     # Hover the node: vis-network's tooltip shows the title as text.
     page.wait_for_timeout(1000)
     # Hold the layout still (a loaded machine may not have settled it), then aim at the node.
-    frame.evaluate("() => { network.stopSimulation(); network.setOptions({physics: false}); }")
+    frame.evaluate(
+        "() => { network.stopSimulation(); network.setOptions({physics: false});"
+        " network.fit({animation: false}); }"
+    )
     x, y = frame.evaluate(
         """(id) => { const p = network.canvasToDOM(network.getPositions([id])[id]);
                      const r = document.getElementById('mynetwork').getBoundingClientRect();
@@ -409,9 +412,17 @@ def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> 
         ids[XSS_IMG],
     )
     box = page.locator("iframe").first.bounding_box()
-    page.mouse.move(box["x"] + x, box["y"] + y)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     tooltip = frame.locator("div.vis-tooltip")
-    tooltip.wait_for(state="visible", timeout=10_000)
+    for nudge in range(3):  # a hand moves onto a node; one move may land while the page is busy
+        page.mouse.move(box["x"] + x + nudge, box["y"] + y)
+        try:
+            tooltip.wait_for(state="visible", timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            page.mouse.move(box["x"] + 2, box["y"] + 2)
+    tooltip.wait_for(state="visible", timeout=5_000)
     assert XSS_IMG in tooltip.inner_text() and XSS_SCRIPT in tooltip.inner_text()
     assert tooltip.locator("img, script").count() == 0
     page.mouse.click(box["x"] + x, box["y"] + y)

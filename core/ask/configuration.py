@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import ConfigError
-from core.llm.client import LLMClient
 from core.models import Hit
 from core.search.rewrite import QueryRewrites
+
+if TYPE_CHECKING:  # the client (langchain) loads only where a model is configured
+    from core.llm.client import LLMClient
 
 __all__ = ["MAX_ROUNDS_RANGE", "AgentContext", "AnswerLike"]
 
