@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 HOST ?= 0.0.0.0
 
-.PHONY: install run serve test lint format bench clean
+.PHONY: install run serve test test-fast lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
@@ -29,7 +29,13 @@ serve: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The unit and page tests only: no browser, no `zhixing` processes, nothing slow (< 90 s).
+test-fast: install
+	$(BIN)/ruff check .
+	$(BIN)/pytest -m "not browser and not process and not slow"
 
 lint: install
 	$(BIN)/ruff check --fix .

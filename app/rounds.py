@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -19,6 +19,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from app.strings import recall as T
 from app.widgets import inert
 from core.models import Hit
+from core.trace import AskEvent, EvaluateEvent, MergeEvent, PlanEvent, RefineEvent, RetrieveEvent
 
 
 def provenance(strategies: Mapping[str, int]) -> str:
@@ -110,32 +111,39 @@ class RoundsView:
         self._status: Any = None  # the open round's st.status block
         self._round = 0
 
-    def __call__(self, event: Mapping[str, Any]) -> None:
+    def __call__(self, event: AskEvent) -> None:
+        """The page's dispatcher of the agentic search's events (core/trace.py)."""
         if get_script_run_ctx() is None and self._ctx is not None:
             add_script_run_ctx(threading.current_thread(), self._ctx)
-        node = event.get("node")
         n = int(event.get("round") or self._round or 1)
-        if node == "plan":
-            if event.get("resolved"):  # a follow-up, read with the earlier turns
-                self._parent.caption(inert(T.RESOLVED.format(question=event["resolved"])))
-            self._open(n).markdown(T.ROUND_ASPECTS.format(aspects=_listed(event["aspects"])))
-        elif node == "refine":
-            if not event.get("queries"):
-                self._parent.caption(T.NO_NEW_QUERIES)
-                return
-            self._open(n).markdown(T.ROUND_GAPS.format(missing=_listed(event.get("missing", []))))
-        elif node == "retrieve":
-            self._retrieved(self._current(n), event)
-        elif node == "evaluate":
-            self._evaluated(self._current(n), event, n)
-        elif node == "merge":
-            self.close()
-            by_aspect = ", ".join(f"{a} {k}" for a, k in event.get("by_aspect", {}).items())
-            self._parent.caption(
-                T.MERGED.format(
-                    evidence=event.get("evidence", 0), by_aspect=inert(by_aspect) or T.NONE
+        match event["node"]:
+            case "plan":
+                plan = cast(PlanEvent, event)
+                if plan.get("resolved"):  # a follow-up, read with the earlier turns
+                    self._parent.caption(inert(T.RESOLVED.format(question=plan["resolved"])))
+                self._open(n).markdown(T.ROUND_ASPECTS.format(aspects=_listed(plan["aspects"])))
+            case "refine":
+                refine = cast(RefineEvent, event)
+                if not refine.get("queries"):
+                    self._parent.caption(T.NO_NEW_QUERIES)
+                    return
+                missing = _listed(refine.get("missing", []))
+                self._open(n).markdown(T.ROUND_GAPS.format(missing=missing))
+            case "retrieve":
+                self._retrieved(self._current(n), cast(RetrieveEvent, event))
+            case "evaluate":
+                self._evaluated(self._current(n), cast(EvaluateEvent, event), n)
+            case "merge":
+                merge = cast(MergeEvent, event)
+                self.close()
+                by_aspect = ", ".join(f"{a} {k}" for a, k in merge.get("by_aspect", {}).items())
+                self._parent.caption(
+                    T.MERGED.format(
+                        evidence=merge.get("evidence", 0), by_aspect=inert(by_aspect) or T.NONE
+                    )
                 )
-            )
+            case _:  # the answer is shown by the page itself
+                pass
 
     def close(self) -> None:
         """Mark a round left open (a run that stopped early) as done."""
@@ -144,8 +152,8 @@ class RoundsView:
             self._status = None
 
     def replay(self, events: Sequence[Mapping[str, Any]]) -> None:
-        for event in events:
-            self(event)
+        for event in events:  # a stored trace: plain dicts of the same shapes
+            self(cast(AskEvent, event))
         self.close()
 
     def _open(self, n: int) -> DeltaGenerator:
@@ -157,7 +165,7 @@ class RoundsView:
     def _current(self, n: int) -> DeltaGenerator:
         return self._status if self._status is not None and self._round == n else self._open(n)
 
-    def _retrieved(self, box: DeltaGenerator, event: Mapping[str, Any]) -> None:
+    def _retrieved(self, box: DeltaGenerator, event: RetrieveEvent) -> None:
         lines = [
             T.ROUND_QUERY_LINE.format(
                 query=inert(q["query"]),
@@ -172,7 +180,7 @@ class RoundsView:
             T.ROUND_NEW_EVIDENCE.format(new=event["new_evidence"], total=event.get("evidence", 0))
         )
 
-    def _evaluated(self, box: Any, event: Mapping[str, Any], n: int) -> None:
+    def _evaluated(self, box: Any, event: EvaluateEvent, n: int) -> None:
         judge = inert(T.JUDGE.get(event.get("judge", ""), event.get("judge", "")))
         missing = list(event.get("missing", []))
         if event.get("sufficient"):

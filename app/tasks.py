@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
@@ -15,6 +15,18 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from app.rounds import RoundsView
 from app.strings import agent as T
 from app.widgets import inert
+from core.trace import (
+    AskEvent,
+    FindingEvent,
+    ReplanEvent,
+    ResearchEvent,
+    SubtaskDoneEvent,
+    SubtaskEvent,
+    TaskPlanEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TraceEvent,
+)
 
 __all__ = ["TaskView", "render_result"]
 
@@ -30,78 +42,92 @@ class TaskView:
         self._subtask: Any = None
         self._plan_before: list[str] = []
 
-    def __call__(self, event: Mapping[str, Any]) -> None:
+    def __call__(self, event: TraceEvent) -> None:
+        """The page's dispatcher of the task agent's trace (core/trace.py)."""
         if get_script_run_ctx() is None and self._ctx is not None:
             add_script_run_ctx(threading.current_thread(), self._ctx)
-        node = event.get("node")
-        if event.get("phase") == "research" and node != "research":
+        if "phase" in event:  # the agentic search, inside the research or a subtask
+            self._search(cast(AskEvent, event))
+            return
+        match event["node"]:
+            case "research" if "evidence" in event:
+                done = cast(ResearchEvent, event)
+                self._rounds.close()
+                self._research.update(
+                    label=T.RESEARCH_DONE.format(
+                        evidence=done["evidence"], sections=len(done["sections"])
+                    ),
+                    state="complete",
+                    expanded=False,
+                )
+            case "plan":
+                self._plan_before = list(cast(TaskPlanEvent, event)["plan"])
+                with self._parent.expander(T.PLAN_BEFORE, expanded=False):
+                    st.markdown(
+                        inert("\n".join(f"{i}. {s}" for i, s in enumerate(self._plan_before, 1)))
+                    )
+            case "replan":
+                plan = list(cast(ReplanEvent, event)["plan"])
+                self._parent.info(
+                    T.PLAN_CHANGED.format(before=len(self._plan_before), after=len(plan))
+                )
+                with self._parent.expander(T.PLAN_AFTER, expanded=True):
+                    st.markdown(
+                        inert("\n".join(_subtask_line(i, s) for i, s in enumerate(plan, 1)))
+                    )
+            case "subtask":
+                sub = cast(SubtaskEvent, event)
+                self._subtask = self._parent.status(
+                    inert(T.SUBTASK_RUNNING.format(n=sub["subtask"], title=sub["title"])),
+                    expanded=True,
+                )
+                if sub.get("goal"):
+                    self._subtask.caption(inert(sub["goal"]))
+            case "tool_call" if self._subtask is not None:
+                call = cast(ToolCallEvent, event)
+                args = ", ".join(
+                    f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call["args"].items()
+                )
+                self._subtask.markdown(inert(T.TOOL_CALL.format(tool=call["tool"], args=args)))
+            case "tool_result" if self._subtask is not None:
+                result = cast(ToolResultEvent, event)
+                label = T.TOOL_RESULT_OK if result.get("ok") else T.TOOL_RESULT_REFUSED
+                self._subtask.code(f"{label}: {str(result.get('output', ''))[:_SHOWN_OUTPUT]}")
+            case "finding" if self._subtask is not None:
+                f = cast(FindingEvent, event)["finding"]
+                self._subtask.markdown(
+                    inert(
+                        T.FINDING.format(
+                            severity=f.get("severity"),
+                            title=f.get("title"),
+                            file=f.get("file"),
+                            line=f.get("line"),
+                        )
+                    )  # fmt: skip
+                )
+            case "subtask_done" if self._subtask is not None:
+                done_ = cast(SubtaskDoneEvent, event)
+                self._subtask.update(
+                    label=inert(
+                        T.SUBTASK_DONE.format(
+                            n=done_["subtask"],
+                            title=done_["title"],
+                            findings=done_.get("findings", 0),
+                            calls=done_.get("tool_calls", 0),
+                        )
+                    ),
+                    state="complete",
+                    expanded=False,
+                )
+                self._subtask = None
+            case _:  # a research probe, the report: the page shows the result itself
+                pass
+
+    def _search(self, event: AskEvent) -> None:
+        if event.get("phase") == "research":
             self._rounds(event)
-        elif event.get("phase") == "subtask" and self._subtask is not None:
-            if node == "evaluate":
-                self._subtask.caption(
-                    f"search_knowledge: {'✓' if event.get('sufficient') else '…'}"
-                )
-        elif node == "research" and "evidence" in event:
-            self._rounds.close()
-            self._research.update(
-                label=T.RESEARCH_DONE.format(
-                    evidence=event.get("evidence", 0), sections=len(event.get("sections", []))
-                ),
-                state="complete",
-                expanded=False,
-            )
-        elif node == "plan":
-            self._plan_before = list(event.get("plan", []))
-            with self._parent.expander(T.PLAN_BEFORE, expanded=False):
-                st.markdown(
-                    inert("\n".join(f"{i}. {s}" for i, s in enumerate(self._plan_before, 1)))
-                )
-        elif node == "replan":
-            plan = list(event.get("plan", []))
-            self._parent.info(T.PLAN_CHANGED.format(before=len(self._plan_before), after=len(plan)))
-            with self._parent.expander(T.PLAN_AFTER, expanded=True):
-                st.markdown(inert("\n".join(_subtask_line(i, s) for i, s in enumerate(plan, 1))))
-        elif node == "subtask":
-            self._subtask = self._parent.status(
-                inert(T.SUBTASK_RUNNING.format(n=event["subtask"], title=event["title"])),
-                expanded=True,
-            )
-            if event.get("goal"):
-                self._subtask.caption(inert(event["goal"]))
-        elif node == "tool_call" and self._subtask is not None:
-            args = ", ".join(
-                f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event["args"].items()
-            )
-            self._subtask.markdown(inert(T.TOOL_CALL.format(tool=event["tool"], args=args)))
-        elif node == "tool_result" and self._subtask is not None:
-            label = T.TOOL_RESULT_OK if event.get("ok") else T.TOOL_RESULT_REFUSED
-            self._subtask.code(f"{label}: {str(event.get('output', ''))[:_SHOWN_OUTPUT]}")
-        elif node == "finding" and self._subtask is not None:
-            f = event["finding"]
-            self._subtask.markdown(
-                inert(
-                    T.FINDING.format(
-                        severity=f.get("severity"),
-                        title=f.get("title"),
-                        file=f.get("file"),
-                        line=f.get("line"),
-                    )
-                )  # fmt: skip
-            )
-        elif node == "subtask_done" and self._subtask is not None:
-            self._subtask.update(
-                label=inert(
-                    T.SUBTASK_DONE.format(
-                        n=event["subtask"],
-                        title=event["title"],
-                        findings=event.get("findings", 0),
-                        calls=event.get("tool_calls", 0),
-                    )
-                ),
-                state="complete",
-                expanded=False,
-            )
-            self._subtask = None
+        elif self._subtask is not None and event["node"] == "evaluate":
+            self._subtask.caption(f"search_knowledge: {'✓' if event['sufficient'] else '…'}")
 
     def close(self) -> None:
         self._rounds.close()

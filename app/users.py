@@ -4,6 +4,7 @@ role and writes the audit log."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import streamlit as st
@@ -52,9 +53,22 @@ def _user_form(service: KnowledgeService) -> None:
 def _remove_form(service: KnowledgeService, names: list[str]) -> None:
     with st.form("user-remove"):
         name = st.selectbox(T.USER_REMOVE, names, key="user-remove-name")
-        removed = st.form_submit_button(T.USER_REMOVE_BUTTON) and name
-        if removed and guarded(lambda: service.remove_user(name) or True):
+        if (
+            st.form_submit_button(T.USER_REMOVE_BUTTON)
+            and name
+            and guarded(_remover(service, name))
+        ):
             st.success(T.USER_REMOVED.format(name=name))
+
+
+def _remover(service: KnowledgeService, name: str) -> Callable[[], bool]:
+    """Remove a user; True once done (`guarded` turns a refusal into a message and None)."""
+
+    def remove() -> bool:
+        service.remove_user(name)
+        return True
+
+    return remove
 
 
 def _members_form(service: KnowledgeService, names: list[str]) -> None:

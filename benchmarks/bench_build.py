@@ -75,7 +75,7 @@ def bench_index_build(home: Path, corpus: Path) -> dict:
 
 def bench_embedding_alone(corpus: Path, limit: int = 1536) -> dict:
     """The built-in model alone on the same passages, to read the build rate against."""
-    from core.build.pipeline import embedding_text
+    from core.build.texts import embedding_text
     from core.embed import BuiltinEmbedder
     from core.models import Chunk
 

@@ -9,15 +9,36 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from cli import serve
 from core.build import ProgressEvent
 from core.config import Settings
 from core.errors import ZhixingError, internal_error
-from core.logs import debug_log
+from core.logs import close_debug_log, debug_log
 from core.models import Hit
 from core.search import STRATEGIES, parse_strategies
+from core.trace import (
+    AnswerEvent,
+    AskEvent,
+    EvaluateEvent,
+    EventSink,
+    FindingEvent,
+    MergeEvent,
+    PlanEvent,
+    RefineEvent,
+    ReplanEvent,
+    ReportEvent,
+    ResearchEvent,
+    ResearchProbeEvent,
+    RetrieveEvent,
+    SubtaskDoneEvent,
+    SubtaskEvent,
+    TaskPlanEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TraceEvent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = message.rstrip(".") + f" ({logged})."
         print(f"zhixing: {message}", file=sys.stderr)
         return 1
+    finally:
+        if logged is not None:
+            close_debug_log(logged)
 
 
 def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
@@ -146,8 +170,9 @@ def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` st
     return KnowledgeService(settings)
 
 
-def _emit_json(value: Any, out: TextIO = sys.stdout) -> None:
-    out.write(json.dumps(value, ensure_ascii=False) + "\n")
+def _emit_json(value: Any, out: TextIO | None = None) -> None:
+    # sys.stdout is read when called, not when defined: it may have been replaced since.
+    (out or sys.stdout).write(json.dumps(value, ensure_ascii=False) + "\n")
 
 
 # --- knowledge bases -----------------------------------------------------------------------
@@ -163,19 +188,17 @@ def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
 
 def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        rows = []
-        for kb in svc.list_kbs():
-            documents, chunks = svc._catalog.kb_counts(kb.id)
-            rows.append(
-                {
-                    "name": kb.name,
-                    "mode": kb.mode,
-                    "tags": list(kb.tags),
-                    "description": kb.description,
-                    "documents": documents,
-                    "chunks": chunks,
-                }
-            )
+        rows = [
+            {
+                "name": row.kb.name,
+                "mode": row.kb.mode,
+                "tags": list(row.kb.tags),
+                "description": row.kb.description,
+                "documents": row.documents,
+                "chunks": row.chunks,
+            }
+            for row in svc.kb_overview()
+        ]
     if args.json:
         _emit_json(rows)
     elif not rows:
@@ -202,7 +225,8 @@ def _kb_delete(args: argparse.Namespace, settings: Settings) -> int:
 class _Progress:
     """Render build progress on stderr: a redrawn bar on a terminal, sparse lines otherwise."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        stream = stream or sys.stderr
         self.stream = stream
         self.tty = stream.isatty()
         self.last = 0.0
@@ -509,29 +533,34 @@ def _print_answer(answer: Any) -> None:
         print(f"[{c.n}] {c.document} p.{c.page}: {' '.join(c.text.split())[:160]}")
 
 
-def _trace_line(event: dict[str, Any]) -> str:
-    """One stderr line per agentic step, as it happens."""
-    node, n = event.get("node", "?"), event.get("round", "")
-    if node == "plan":
-        return f"[round {n}] plan: aspects {event.get('aspects')}; queries {event.get('queries')}"
-    if node == "retrieve":
-        return (
-            f"[round {n}] retrieve: {len(event.get('queries', []))} queries, hits by strategy "
-            f"{event.get('hits_by_strategy')}, {event.get('new_evidence')} new evidence"
-        )
-    if node == "evaluate":
-        verdict = "sufficient" if event.get("sufficient") else f"missing {event.get('missing')}"
-        return f"[round {n}] evaluate ({event.get('judge')}): {verdict}"
-    if node == "refine":
-        return f"[round {n}] refine: {event.get('queries')}"
-    if node == "merge":
-        return (
-            f"merge: {event.get('evidence')} pieces of evidence by aspect {event.get('by_aspect')}"
-        )
-    return f"{node}: {'found' if event.get('found') else 'not found'}"
+def _trace_line(event: AskEvent) -> str:
+    """One stderr line per agentic step, as it happens (the CLI's dispatcher of `AskEvent`)."""
+    match event["node"]:
+        case "plan":
+            e = cast(PlanEvent, event)
+            return f"[round {e['round']}] plan: aspects {e['aspects']}; queries {e['queries']}"
+        case "retrieve":
+            r = cast(RetrieveEvent, event)
+            return (
+                f"[round {r['round']}] retrieve: {len(r['queries'])} queries, hits by strategy "
+                f"{r['hits_by_strategy']}, {r['new_evidence']} new evidence"
+            )
+        case "evaluate":
+            v = cast(EvaluateEvent, event)
+            verdict = "sufficient" if v["sufficient"] else f"missing {v['missing']}"
+            return f"[round {v['round']}] evaluate ({v['judge']}): {verdict}"
+        case "refine":
+            f = cast(RefineEvent, event)
+            return f"[round {f['round']}] refine: {f['queries']}"
+        case "merge":
+            m = cast(MergeEvent, event)
+            return f"merge: {m['evidence']} pieces of evidence by aspect {m['by_aspect']}"
+        case _:
+            a = cast(AnswerEvent, event)
+            return f"answer: {'found' if a['found'] else 'not found'}"
 
 
-def _live(line: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], None]:
+def _live(line: Callable[[Any], str]) -> EventSink:
     """An `on_event` that prints each agent step on stderr as it happens."""
     return lambda event: print(line(event), file=sys.stderr, flush=True)
 
@@ -552,37 +581,45 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _task_line(event: dict[str, Any]) -> str:
-    """One stderr line per task-agent step, as it happens."""
-    node = event.get("node", "?")
-    if event.get("phase"):  # the agentic search inside research or a subtask
-        where = "research" if event["phase"] == "research" else f"subtask {event.get('subtask')}"
-        return f"  [{where}] {_trace_line(event)}"
-    if node == "research":
-        if "probe" in event:
-            return f"research: {event['topic']} -> {event['sections'] or 'nothing'}"
-        return f"research: {event.get('evidence')} pieces of knowledge from {event.get('sections')}"
-    if node == "plan":
-        return "plan: " + " | ".join(event.get("plan", []))
-    if node == "replan":
-        return "revised plan: " + " | ".join(s["title"] for s in event.get("plan", []))
-    if node == "subtask":
-        return f"[subtask {event.get('subtask')}] {event.get('title')}"
-    if node == "tool_call":
-        args = json.dumps(event.get("args"), ensure_ascii=False)
-        return f"[subtask {event.get('subtask')}] #{event.get('step')} {event.get('tool')} {args}"
-    if node == "tool_result":
-        first = (event.get("output") or "").splitlines()[:1]
-        status = "ok" if event.get("ok") else "refused"
-        return f"[subtask {event.get('subtask')}]   -> {status}: {first[0] if first else ''}"
-    if node == "finding":
-        f = event["finding"]
-        return f"[subtask {event.get('subtask')}] finding [{f['severity']}] {f['file']}:{f['line']}"
-    if node == "subtask_done":
-        return (
-            f"[subtask {event.get('subtask')}] done ({event.get('mode')}): {event.get('summary')}"
-        )
-    return f"{node}: {event.get('findings', '')} finding(s)"
+def _task_line(event: TraceEvent) -> str:
+    """One stderr line per task-agent step, as it happens (the CLI's dispatcher of its trace)."""
+    if "phase" in event:  # the agentic search inside research or a subtask
+        search = cast(AskEvent, event)
+        where = "research" if search["phase"] == "research" else f"subtask {search.get('subtask')}"
+        return f"  [{where}] {_trace_line(search)}"
+    match event["node"]:
+        case "research" if "probe" in event:
+            p = cast(ResearchProbeEvent, event)
+            return f"research: {p['topic']} -> {p['sections'] or 'nothing'}"
+        case "research":
+            r = cast(ResearchEvent, event)
+            return f"research: {r['evidence']} pieces of knowledge from {r['sections']}"
+        case "plan":
+            return "plan: " + " | ".join(cast(TaskPlanEvent, event)["plan"])
+        case "replan":
+            plan = cast(ReplanEvent, event)["plan"]
+            return "revised plan: " + " | ".join(s["title"] for s in plan)
+        case "subtask":
+            s = cast(SubtaskEvent, event)
+            return f"[subtask {s['subtask']}] {s['title']}"
+        case "tool_call":
+            c = cast(ToolCallEvent, event)
+            args = json.dumps(c["args"], ensure_ascii=False)
+            return f"[subtask {c['subtask']}] #{c['step']} {c['tool']} {args}"
+        case "tool_result":
+            t = cast(ToolResultEvent, event)
+            first = (t["output"] or "").splitlines()[:1]
+            status = "ok" if t["ok"] else "refused"
+            return f"[subtask {t['subtask']}]   -> {status}: {first[0] if first else ''}"
+        case "finding":
+            fe = cast(FindingEvent, event)
+            f = fe["finding"]
+            return f"[subtask {fe['subtask']}] finding [{f['severity']}] {f['file']}:{f['line']}"
+        case "subtask_done":
+            d = cast(SubtaskDoneEvent, event)
+            return f"[subtask {d['subtask']}] done ({d['mode']}): {d['summary']}"
+        case _:
+            return f"report: {cast(ReportEvent, event)['findings']} finding(s)"
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:

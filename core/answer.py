@@ -22,7 +22,7 @@ from core.models import Hit
 from core.text.english import STOP_WORDS, stem, words
 
 if TYPE_CHECKING:
-    from core.llm.client import LLMClient
+    from core.llm.protocol import LLM
 
 __all__ = [
     "NOT_FOUND_EN",
@@ -135,7 +135,7 @@ def grounded_answer(
     question: str,
     hits: Sequence[Hit],
     *,
-    llm: LLMClient | None = None,
+    llm: LLM | None = None,
     aspects: Sequence[str] = (),
     max_citations: int = 8,
 ) -> Answer:
@@ -390,7 +390,7 @@ def grounded_answer_variables(question: str, hits: Sequence[Hit]) -> dict[str, o
     }
 
 
-def _llm_answer(question: str, hits: Sequence[Hit], llm: LLMClient, max_citations: int) -> Answer:
+def _llm_answer(question: str, hits: Sequence[Hit], llm: LLM, max_citations: int) -> Answer:
     """One `grounded_answer` call, then check and renumber its citations."""
     reply = llm.call(PROMPTS["grounded_answer"], grounded_answer_variables(question, hits))
     assert isinstance(reply, GroundedAnswer)

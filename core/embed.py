@@ -20,6 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "embed_queries",
     "embedding_seconds",
     "make_embedder",
+    "shared_builtin",
 ]
 
 
@@ -42,8 +44,11 @@ class Embedder(Protocol):
     """What the build and search need of an embedder. One may also have `embed_queries` (a
     query embeds differently from a passage) and `units_per_second` (its speed, for estimates)."""
 
-    name: str
-    dimension: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return an (n, dimension) float32 array of L2-normalized vectors (of passages)."""
@@ -119,6 +124,11 @@ class _LocalEmbedder:
     def _load(self):  # noqa: ANN202 - third-party type
         raise NotImplementedError
 
+    def warm(self) -> None:
+        """Load the model now (a build does it while it parses its first documents)."""
+        with self._gate.hold(True):
+            self._load()
+
     def _sliced(
         self, texts: list[str], encode: Callable[[Any, list[str]], Any], *, short: bool = False
     ) -> np.ndarray:
@@ -190,10 +200,18 @@ class E5Embedder(_LocalEmbedder):
         return self._sliced(texts, lambda model, batch: model.query(batch), short=True)
 
 
+@cache
+def shared_builtin() -> BuiltinEmbedder:
+    """The process's one built-in model: it is read-only and serialises its own forward
+    passes, so every service of a process (the CLI's commands run in-process by the tests, the
+    app's sessions) shares one load of it."""
+    return BuiltinEmbedder()
+
+
 def make_embedder(settings: Settings) -> Embedder:
     """Build the embedder the settings ask for."""
     if settings.embedding == "builtin":
-        return BuiltinEmbedder()
+        return shared_builtin()
     if settings.embedding == "e5-small":
         if not E5Embedder.available():
             raise ConfigError(

@@ -13,7 +13,7 @@ import logging.handlers
 import threading
 from pathlib import Path
 
-__all__ = ["debug_log", "log_path"]
+__all__ = ["close_debug_log", "debug_log", "log_path"]
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
 _lock = threading.Lock()
@@ -65,3 +65,14 @@ def debug_log(home: Path) -> Path | None:
                 logger.setLevel(logging.DEBUG)
         _installed[path] = handler
         return path
+
+
+def close_debug_log(path: Path) -> None:
+    """Stop sending records to a debug log `debug_log` opened (a command that has finished)."""
+    with _lock:
+        handler = _installed.pop(path, None)
+        if handler is None:
+            return
+        for name in ("core", "app", "cli"):
+            logging.getLogger(name).removeHandler(handler)
+        handler.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.choices import BuildMode
+
 __all__ = [
     "Chunk",
     "ChunkRef",
@@ -21,7 +23,7 @@ __all__ = [
     "Turn",
 ]
 
-BUILD_MODES = ("graph", "index")
+BUILD_MODES = tuple(m.value for m in BuildMode)  # index, graph
 
 
 @dataclass(frozen=True)

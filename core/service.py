@@ -21,17 +21,18 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.answer import Answer, grounded_answer
 from core.ask import AgentContext, AgenticResult, run_agentic
-from core.ask.memory import open_checkpointer
+from core.ask.checkpoints import open_checkpointer
 from core.auth import LOCAL, ROLES, User, is_loopback
 from core.build import BuildPipeline, BuildReport, ProgressEvent, ProgressSink, remove_documents
 from core.build.background import BuildJobs, JobBusyError, JobView, LogLine
 from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
+from core.llm.protocol import LLM, ToolCallingLLM
 from core.llm.tracing import disable_tracing
 from core.logs import debug_log
 from core.models import (
@@ -54,6 +55,10 @@ from core.store.graph import GraphStore
 from core.store.runs import RunStore
 from core.store.users import UserStore
 from core.task.workspace import ARCHIVE_SUFFIXES
+from core.trace import EventSink
+
+if TYPE_CHECKING:
+    from core.backup import Stores
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -86,7 +91,7 @@ class KnowledgeService(AccessControl):
         settings: Settings,
         *,
         embedder: Embedder | None = None,
-        llm: object | None = None,
+        llm: LLM | None = None,
         llm_options: Mapping[str, Any] | None = None,
         jobs: BuildJobs | None = None,
     ) -> None:
@@ -208,20 +213,42 @@ class KnowledgeService(AccessControl):
         self._audit("kb.delete", kb.name)
 
     def export_kb(self, name: str, path: Path) -> dict[str, Any]:
-        """Write a knowledge base to a portable archive (core/backup); return its counts."""
+        """Write a knowledge base to a portable archive (core/backup); return its counts.
+
+        Exporting is an editor's right (docs/architecture.md §10): an archive carries every row
+        out of the server's access control. The role is checked before the name, so a viewer
+        learns nothing of restricted knowledge bases; `kb` keeps those invisible to non-members.
+        """
         from core.backup import export_kb
 
-        summary = export_kb(self, name, path)
+        self.actor.require("build", "export knowledge bases")
+        summary = export_kb(self._stores(), self.kb(name), path)
         self._audit("kb.export", name, file=str(path))
         return summary
 
     def import_kb(self, path: Path, *, as_name: str | None = None) -> dict[str, Any]:
         """Restore an archive as a new knowledge base (re-embedded if the model differs)."""
-        from core.backup import import_kb
+        from core.backup import import_kb, read_archive
 
-        summary = import_kb(self, path, as_name=as_name)
+        self.authorize("build")
+        path = Path(path)
+        archive = read_archive(path)
+        name = (as_name if as_name is not None else archive.manifest["kb"]["name"]).strip()
+        try:
+            # A name taken by a knowledge base the user may not see is refused without saying so.
+            self.check_name_free(name)
+        except StoreError as exc:
+            raise StoreError(f"{exc} Import under another name with --as NAME.") from exc
+        summary = import_kb(self._stores(), archive, name, path)
         self._audit("kb.import", summary["name"], file=str(path), source=summary["source"])
         return summary
+
+    def _stores(self) -> Stores:
+        from core.backup import Stores
+
+        return Stores(
+            self._catalog, self._vectors, self._graph, self.embedder, self.settings.embed_batch
+        )
 
     # --- background builds -----------------------------------------------------------------
 
@@ -434,7 +461,7 @@ class KnowledgeService(AccessControl):
         *,
         max_rounds: int = 3,
         top_k: int = 10,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_event: EventSink | None = None,
         conversation: str | None = None,
     ) -> AgenticResult:
         """Answer a question with the agentic loop (docs/architecture.md §6); the run and its trace are stored
@@ -691,7 +718,7 @@ class KnowledgeService(AccessControl):
         *,
         workspace: Path | Any | None = None,
         upload: tuple[str, bytes] | None = None,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_event: EventSink | None = None,
         max_rounds: int = 2,
         top_k: int = 8,
         conversation: str | None = None,
@@ -735,7 +762,7 @@ class KnowledgeService(AccessControl):
         task: str,
         kbs: Sequence[KnowledgeBase],
         workspace: Any,
-        on_event: Callable[[dict[str, Any]], None] | None,
+        on_event: EventSink | None,
         max_rounds: int,
         top_k: int,
         thread: str | None,
@@ -743,11 +770,11 @@ class KnowledgeService(AccessControl):
         from core.task.configuration import TaskContext
         from core.task.flow import run_task
 
-        def research(text: str, sink: Callable[[dict[str, Any]], None] | None) -> AgenticResult:
+        def research(text: str, sink: EventSink | None) -> AgenticResult:
             context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
             return run_agentic(text, context, sink)
 
-        chat = self.llm if hasattr(self.llm, "invoke_tools") else None
+        chat = self.llm if isinstance(self.llm, ToolCallingLLM) else None
         context = TaskContext(
             research=research,
             search=lambda query, k: self._engine.search(query, kbs, top_k=k),
@@ -842,7 +869,7 @@ def _stage_archive(folder: Path, name: str, content: bytes) -> Path:
 
 def _make_llm(
     settings: Settings, catalog: Catalog, options: Mapping[str, Any] | None
-) -> object | None:
+) -> LLM | None:
     """The LLM client when an endpoint is configured; None means the offline heuristics."""
     if not settings.llm_configured:
         return None

@@ -7,7 +7,7 @@ other methods sit in those methods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from core.auth import User, authenticate, check_role, check_user_name, hash_password
@@ -23,6 +23,7 @@ class AccessControl:
     actor: User
     _users: UserStore
     settings: Settings
+    kb: Callable[[str], KnowledgeBase]  # the service's: checks that the actor may see it
 
     # --- signing in (before there is an actor: the login gate's questions) ------------------
 
@@ -96,7 +97,7 @@ class AccessControl:
 
     def list_users(self) -> list[StoredUser]:
         self.actor.require("admin", "manage users")
-        return self._users.list()
+        return self._users.all()
 
     def save_settings(self, values: Mapping[str, str]) -> Settings:
         """Save the LLM and embedding settings of this home (they apply after a restart of

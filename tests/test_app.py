@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app.services import knowledge_service
-
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+from tests.pages import open_page, run
 
 
 @pytest.fixture
@@ -17,24 +13,18 @@ def home(app_home):
     return app_home
 
 
-def _run(at: AppTest | None = None) -> AppTest:
-    at = at or AppTest.from_file(MAIN, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_first_start_shows_the_empty_state_and_the_offline_mode(home):
-    at = _run()
+    at = open_page()
     assert any("还没有知识库" in i.value for i in at.info)
     sidebar = " ".join(c.value for c in at.sidebar.caption)
     assert "内置离线模式" in sidebar and "builtin" in sidebar
 
 
+@pytest.mark.slow
 def test_the_sample_button_builds_a_searchable_knowledge_base(home):
-    at = _run()
+    at = open_page()
     at.button(key="build-sample").click()
-    _run(at)
+    run(at)
     svc = knowledge_service()  # the app's own service: it holds the home's Milvus Lite file
     kbs = {kb.name: kb for kb in svc.list_kbs()}
     assert "sample" in kbs and kbs["sample"].mode == "graph"

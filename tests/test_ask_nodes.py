@@ -13,8 +13,10 @@ from core.ask import nodes
 from core.ask.configuration import AgentContext
 from core.ask.flow import route_after_evaluate, route_after_refine
 from core.ask.state import Evidence, Query, keep_best_evidence
-from core.errors import ConfigError
+from core.errors import ConfigError, LLMError
+from core.llm.protocol import LLM
 from core.models import Hit
+from tests.fakes import ScriptedLLM
 
 
 @dataclass
@@ -172,6 +174,72 @@ def test_refine_offline_uses_uncovered_terms_and_neighbours_but_never_repeats_a_
     assert all(q.aspect == B for q in update["queries"])
     assert update["round"] == 2
     assert events[0]["node"] == "refine" and events[0]["queries"] == texts
+
+
+# --- with a model (scripted in this process: tests/fakes.py) --------------------------------------
+
+
+def test_a_scripted_model_is_an_llm_the_nodes_accept() -> None:
+    assert isinstance(ScriptedLLM({}), LLM)
+
+
+def test_plan_with_a_model_takes_its_aspects_and_queries_with_their_rewrites() -> None:
+    model = ScriptedLLM(
+        {
+            "plan": {
+                "question": QUESTION,
+                "aspects": ["password storage", "session timeout"],
+                "hypothetical_answer": "Passwords are hashed; sessions expire.",
+                "queries": [
+                    {"query": "password hashing", "hypothetical_answer": "bcrypt"},
+                    "session idle timeout",
+                ],
+            }
+        }
+    )
+    events: list[dict[str, Any]] = []
+    update = nodes.plan({"question": QUESTION}, runtime(events, llm=model))
+    assert update["aspects"] == ["password storage", "session timeout"]
+    assert [q.text for q in update["queries"]] == [
+        QUESTION,
+        "password hashing",
+        "session idle timeout",
+    ]
+    assert update["queries"][1].rewrites is not None  # searching it calls no model again
+    assert events[0]["llm"] is True and model.asked("plan")[0]["question"] == QUESTION
+
+
+def test_evaluate_with_a_model_maps_respelled_aspects_back_to_the_planned_ones() -> None:
+    model = ScriptedLLM(
+        {"evaluate": {"sufficient": False, "covered": ["PASSWORD STORAGE"], "missing": ["timeout"]}}
+    )
+    state = {
+        "question": QUESTION,
+        "round": 1,
+        "aspects": [A, B],
+        "terms": TERMS,
+        "evidence": {1: Evidence(PASSWORD, A, A, 1, 1)},
+    }
+    events: list[dict[str, Any]] = []
+    update = nodes.evaluate(state, runtime(events, llm=model))
+    assert (update["covered"], update["missing"]) == ([A], [B])
+    assert events[0]["judge"] == "llm"
+    assert "Password storage must use bcrypt" in str(model.asked("evaluate")[0]["evidence"])
+
+
+def test_a_failing_model_degrades_the_step_to_the_offline_rule_and_keeps_going() -> None:
+    model = ScriptedLLM({"refine": LLMError("the endpoint answered 500 three times")})
+    state = {
+        "question": QUESTION,
+        "round": 1,
+        "missing": [B],
+        "gaps": {B: ["session", "timeout"]},
+        "asked": [QUESTION],
+    }
+    events: list[dict[str, Any]] = []
+    update = nodes.refine(state, runtime(events, llm=model))
+    assert [q.text for q in update["queries"]][:2] == [B, "session timeout"]  # the offline rule
+    assert events[0]["llm"] is False and len(model.asked("refine")) == 1
 
 
 def test_refine_returns_no_query_when_every_candidate_was_asked() -> None:

@@ -6,20 +6,20 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from core.backup import TABLES, export_kb, import_kb
+from core.backup import TABLES
 from core.config import Settings, save_settings
 from core.errors import ParseError, StoreError
 from core.service import KnowledgeService
+from core.store.analysis import ANALYSIS_VERSION
 from core.store.vectors import KINDS
-from tests.fake_openai import FakeOpenAI
-from tests.test_cli import zx
+from tests.command import zx
+from tests.fakes import FakeOpenAI, HashEmbedder
 
 SECRET = "sk-test-Zx9secretKEY-do-not-leak-0042"
 QUERIES = ("跨站脚本 如何防止", "How is CSRF prevented?", "SQL注入 参数化查询", "CWE-79")
@@ -46,25 +46,6 @@ DOCS = {
 def _settings(home: Path, **overrides: Any) -> Settings:
     knobs = {"embed_batch": 32, "parse_workers": 1, "chunk_units": 60, "chunk_overlap_units": 0}
     return Settings(home=home, **(knobs | overrides))
-
-
-class HashEmbedder:
-    """A tiny deterministic embedder: character bigrams hashed into 64 dimensions."""
-
-    name = "test-hash"
-    dimension = 64
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.seen += texts
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            out[i, 0] = 1e-3  # never the zero vector, which has no cosine
-            for pair in zip(text, text[1:], strict=False):
-                out[i, zlib.crc32("".join(pair).encode()) % self.dimension] += 1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 class FailingEmbedder(HashEmbedder):
@@ -159,7 +140,7 @@ def source(tmp_path_factory, embedder) -> dict[str, Any]:
     assert configured.openai_api_key == SECRET
     archive = root / "安全.zip"
     with KnowledgeService(configured, embedder=embedder) as svc:
-        summary = export_kb(svc, "安全", archive)
+        summary = svc.export_kb("安全", archive)
     return {"home": home, "archive": archive, "summary": summary, "before": before, "hits": hits}
 
 
@@ -174,7 +155,7 @@ def test_the_fixture_knowledge_base_has_every_kind_of_row(source):
 
 def test_an_archive_restores_the_same_knowledge_base_on_another_server(source, tmp_path, embedder):
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
-        summary = import_kb(svc, source["archive"])
+        summary = svc.import_kb(source["archive"])
         assert summary["name"] == "安全" and summary["reembedded"] is False
         assert summary["counts"] == source["summary"]["counts"]
         assert snapshot(svc, "安全") == source["before"]
@@ -203,8 +184,8 @@ def test_import_as_a_new_name_sits_beside_the_original_in_the_same_home(source, 
     shutil.copytree(source["home"], home)
     with KnowledgeService(_settings(home), embedder=embedder) as svc:
         with pytest.raises(StoreError, match="already exists.*--as"):
-            import_kb(svc, source["archive"])
-        import_kb(svc, source["archive"], as_name="安全副本")
+            svc.import_kb(source["archive"])
+        svc.import_kb(source["archive"], as_name="安全副本")
         assert [kb.name for kb in svc.list_kbs()] == ["安全", "安全副本"]
         assert snapshot(svc, "安全副本") == snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全副本") == searches(svc, "安全")
@@ -215,7 +196,7 @@ def test_import_as_a_new_name_sits_beside_the_original_in_the_same_home(source, 
 def test_a_different_embedder_re_embeds_the_texts_and_search_still_works(source, tmp_path):
     hasher = HashEmbedder()
     with KnowledgeService(_settings(tmp_path / "other", embed_batch=8), embedder=hasher) as svc:
-        summary = import_kb(svc, source["archive"])
+        summary = svc.import_kb(source["archive"])
         kb = svc.kb("安全")
         assert summary["reembedded"] is True
         assert (kb.embedding, kb.dimension) == ("test-hash", 64)
@@ -244,6 +225,33 @@ def _rewrite(archive: Path, target: Path, change: dict[str, bytes | None]) -> Pa
 def _manifest(archive: Path, **fields: Any) -> bytes:
     with zipfile.ZipFile(archive) as zf:
         return json.dumps(json.loads(zf.read("manifest.json")) | fields).encode()
+
+
+def test_an_archive_of_an_older_analysis_is_analysed_again_on_import(source, tmp_path, embedder):
+    """An older release indexed raw Chinese for jieba; today's collections split on whitespace."""
+    with zipfile.ZipFile(source["archive"]) as zf:
+        records = [json.loads(line) for line in zf.read("vectors/records.jsonl").splitlines()]
+    for record in records:
+        if record["kind"] in ("chunk", "question"):
+            record["text"] = "文本分析之前的原文"  # what no query of today's analysis matches
+    old = _rewrite(
+        source["archive"],
+        tmp_path / "old.zip",
+        {
+            "manifest.json": _manifest(source["archive"], kb=_kb_meta(source, analysis=1)),
+            "vectors/records.jsonl": "\n".join(json.dumps(r) for r in records).encode(),
+        },
+    )
+    with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
+        svc.import_kb(old)
+        assert svc.kb("安全").analysis == ANALYSIS_VERSION
+        hits = svc.search("参数化查询", ["安全"], strategies=["keyword"])
+        assert hits and hits[0].document == "web-security.md"
+
+
+def _kb_meta(source: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    with zipfile.ZipFile(source["archive"]) as zf:
+        return json.loads(zf.read("manifest.json"))["kb"] | fields
 
 
 def _leftovers(svc: KnowledgeService) -> dict[str, int]:
@@ -278,7 +286,7 @@ def test_files_that_are_not_good_archives_are_refused_with_one_sentence(source, 
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
         for path, message in cases.items():
             with pytest.raises(ParseError, match=message) as caught:
-                import_kb(svc, path)
+                svc.import_kb(path)
             assert str(caught.value).count(". ") == 0, "one sentence"
         assert set(_leftovers(svc).values()) == {0}
 
@@ -291,7 +299,7 @@ def test_members_that_point_outside_the_archive_are_refused_unread(source, tmp_p
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
         for path in (evil, absolute):
             with pytest.raises(ParseError, match="points outside the archive"):
-                import_kb(svc, path)
+                svc.import_kb(path)
         assert svc.list_kbs() == []
     assert not (tmp_path / "escaped.txt").exists() and not (work / "escaped.txt").exists()
 
@@ -300,7 +308,7 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path):
     failing = FailingEmbedder()
     with KnowledgeService(_settings(tmp_path / "other", embed_batch=8), embedder=failing) as svc:
         with pytest.raises(ConnectionError):
-            import_kb(svc, source["archive"])
+            svc.import_kb(source["archive"])
         assert failing.seen, "the first batch was embedded (and written) before the failure"
         assert set(_leftovers(svc).values()) == {0}
         kb_id = next(
@@ -321,7 +329,7 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path):
             {"tables/relations.jsonl": "\n".join([json.dumps(broken), *lines[1:]]).encode()},
         )
         with pytest.raises(ParseError, match="row 1 of relations"):
-            import_kb(svc, bad)
+            svc.import_kb(bad)
         assert set(_leftovers(svc).values()) == {0}
         assert svc.list_kbs() == []
 

@@ -19,7 +19,7 @@ import pytest
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, is_local, require_chromium, serve_app
 from tests.fake_openai import FakeOpenAI
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 SHOTS = ROOT / "docs" / "screenshots"
 TIMEOUT_MS = 120_000

@@ -21,7 +21,7 @@ from core.config import Settings
 from core.service import KnowledgeService
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 TIMEOUT_MS = 120_000
 
 

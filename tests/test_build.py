@@ -146,5 +146,5 @@ def test_duplicate_and_bad_names_are_refused(service):
         service.create_kb("base")
     with pytest.raises(StoreError, match="needs a name"):
         service.create_kb("  ")
-    with pytest.raises(StoreError, match="Build mode"):
+    with pytest.raises(StoreError, match="valid build modes: index, graph"):
         service.create_kb("x", mode="fast")

@@ -1,4 +1,5 @@
-"""The `zhixing` command, run for real in a subprocess against a temp home."""
+"""The `zhixing` command against a temp home: in this process through `main(argv)`
+(tests/command.py), and once end to end as a real process."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ from pathlib import Path
 import pytest
 
 from core.search import STRATEGIES
+from tests.command import zx
 from tests.conftest import shared
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def zx(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def zx_process(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`zhixing ARGS` as a real process, for the end-to-end test."""
     env = {**os.environ, "ZHIXING_HOME": str(home)}
     env.pop("OPENAI_API_KEY", None)
     env.pop("OPENAI_BASE_URL", None)
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "cli.main", *args],
         cwd=ROOT,
         env=env,
@@ -29,9 +32,6 @@ def zx(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
         timeout=300,
         check=False,
     )
-    if check and result.returncode != 0:
-        raise AssertionError(f"zhixing {' '.join(args)} failed:\n{result.stderr}")
-    return result
 
 
 @pytest.fixture
@@ -54,21 +54,16 @@ def notes(tmp_path: Path) -> Path:
     return folder
 
 
-def test_kb_create_list_and_delete(home):
-    zx(
-        home,
-        "kb",
-        "create",
-        "规范",
-        "--mode",
-        "graph",
-        "--tags",
-        "java,安全",
-        "--description",
-        "编码规范",
-    )
-    listed = json.loads(zx(home, "kb", "list", "--json").stdout)
-    assert listed == [
+@pytest.mark.process
+def test_kb_create_list_and_delete_as_a_real_process(home):
+    """End to end: the installed entry point's module, its exit codes and its output."""
+    created = zx_process(
+        home, "kb", "create", "规范", "--mode", "graph", "--tags", "java,安全",
+        "--description", "编码规范",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    listed = zx_process(home, "kb", "list", "--json")
+    assert json.loads(listed.stdout) == [
         {
             "name": "规范",
             "mode": "graph",
@@ -78,8 +73,20 @@ def test_kb_create_list_and_delete(home):
             "chunks": 0,
         }
     ]
-    assert zx(home, "kb", "delete", "规范").returncode == 0
+    assert zx_process(home, "kb", "delete", "规范").returncode == 0
     assert json.loads(zx(home, "kb", "list", "--json").stdout) == []
+
+
+@pytest.mark.process
+def test_a_command_in_this_process_and_as_a_process_say_the_same(home):
+    """tests/command.py stands in for the process: same output, same exit status."""
+    for args in (["kb", "create", "a"], ["kb", "create", "a"], ["kb", "list", "--json"]):
+        here, there = zx(home / "here", *args, check=False), zx_process(home / "there", *args)
+        assert (here.returncode, here.stdout, here.stderr) == (
+            there.returncode,
+            there.stdout,
+            there.stderr,
+        )
 
 
 def test_errors_are_one_sentence_on_stderr_with_a_non_zero_exit(home):

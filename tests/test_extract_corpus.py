@@ -176,6 +176,7 @@ def test_cwe_entries_each_name_their_weakness() -> None:
         assert ids and ids[0].type == "weakness" and ids[0].attributes["cwe"] == row["CWE-ID"]
 
 
+@pytest.mark.slow
 def test_offline_graph_enrichment_costs_less_than_embedding_the_chunk(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

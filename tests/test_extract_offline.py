@@ -309,6 +309,7 @@ print(json.dumps(out, ensure_ascii=False))
 """
 
 
+@pytest.mark.process
 def test_the_same_text_gives_the_same_knowledge_in_threads_and_across_processes() -> None:
     # Threads race for jieba's first load, and another hash seed reorders any set iteration.
     text = "## 输出编码\n\n输出编码必须与解释器相关，以防止SQL注入和跨站脚本攻击（XSS）。"

@@ -68,6 +68,7 @@ def _build(home: Path, corpus: Path, fake: FakeOpenAI, **settings) -> dict:
     return snapshot(home / "catalog.db")
 
 
+@pytest.mark.slow
 def test_a_graph_build_is_the_same_whatever_the_llm_concurrency(tmp_path, fake):
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 60)
     one = _build(tmp_path / "c1", corpus, fake, llm_concurrency=1)
@@ -115,6 +116,7 @@ def _milvus(home: Path) -> dict[str, int]:
         store.close()
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_killed_graph_build_resumes_to_exactly_the_uninterrupted_result(tmp_path, fake):
     n = 400  # the CLI embeds in batches of 256 chunks: the kill lands after the first one
@@ -174,6 +176,7 @@ def _job_status(svc: KnowledgeService) -> str:
     return svc._catalog.jobs(svc.kb("kg").id)[-1]["status"]
 
 
+@pytest.mark.slow
 def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tmp_path, fake):
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 160)
     reference = _build(tmp_path / "reference", corpus, fake)
@@ -201,6 +204,7 @@ def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tm
     assert snapshot(tmp_path / "home" / "catalog.db") == reference
 
 
+@pytest.mark.slow
 def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path, fake):
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 120)
     fake.latency_s = 0.02
@@ -232,6 +236,7 @@ def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path,
         )
 
 
+@pytest.mark.slow
 def test_a_pause_longer_than_the_limit_stops_the_build_resumably(tmp_path, fake):
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 40)
     with _service(tmp_path / "home", fake, llm_max_pause_s=1.0) as svc:
@@ -304,6 +309,7 @@ def _built_home(tmp_path: Path, fake: FakeOpenAI) -> tuple[Path, dict]:
     return home, snapshot(home / "catalog.db")
 
 
+@pytest.mark.process
 def test_a_read_only_home_is_refused_in_one_sentence_and_left_intact(tmp_path, fake):
     home, before = _built_home(tmp_path, fake)
     more = graph_corpus(tmp_path / "more.jsonl", 30)
@@ -332,6 +338,7 @@ def _disk_full(limit: int):  # noqa: ANN202
     return apply
 
 
+@pytest.mark.process
 def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tmp_path, fake):
     home, before = _built_home(tmp_path, fake)
     big = graph_corpus(tmp_path / "big.jsonl", 3000)
@@ -377,6 +384,7 @@ def test_a_home_that_cannot_be_created_gets_one_sentence():
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_gateway_saying_the_model_server_is_down_pauses_the_build_too(tmp_path, fake):
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 20)
     stages: list[str] = []

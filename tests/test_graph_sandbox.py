@@ -13,7 +13,7 @@ import streamlit
 from core.viz import GraphEdge, GraphNode, render_graph
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 HOST = "http://zhixing.test/"  # served by page.route: a real origin, with cookies and storage
 CANARIES = ["pwned", "zxImg", "zxScript", "zxSvg", "zxLink", "zxLong"]

@@ -26,7 +26,7 @@ from tests.fake_openai import FakeOpenAI
 from tests.hostile_llm import ChaosModel
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 ZH = """# 会话管理要求
 

@@ -109,6 +109,7 @@ def _graph_is_well_formed(svc: KnowledgeService) -> None:
 # --- the build roles ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=30, **_FAST)
 @given(reply=replies(ChunkKnowledge))
 def test_any_extraction_reply_leaves_the_document_indexed_and_the_graph_well_formed(
@@ -168,6 +169,7 @@ def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
     assert rows and all(description.strip() for _, description in rows)
 
 
+@pytest.mark.slow
 @settings(max_examples=12, **_FAST)
 @given(reply=replies(ChunkKnowledge))
 def test_function_calling_extraction_replies_are_read_the_same_way(
@@ -216,6 +218,7 @@ def test_any_answer_reply_is_grounded_or_the_plain_sentence(svc, model, reply) -
         assert answer.answer in (NOT_FOUND_EN, NOT_FOUND_ZH)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, **_FAST)
 @given(plan=replies(AgentPlan), verdict=replies(EvidenceVerdict), refined=replies(RefinedQueries))
 def test_any_planner_judge_or_refiner_reply_ends_in_an_answer(
@@ -247,6 +250,7 @@ def test_a_judge_that_never_says_enough_stops_at_the_round_limit(svc, model) -> 
     replan=replies(RevisedPlan),
     turns=tool_turns(),
 )
+@pytest.mark.slow
 def test_any_task_planner_or_tool_call_reply_ends_in_a_report(
     svc, model, plan, replan, turns
 ) -> None:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import core.ingest
 
 ROOT = Path(__file__).parents[1]
@@ -24,6 +26,7 @@ def test_public_api_is_exactly_the_documented_functions() -> None:
         assert getattr(core.ingest, name).__doc__
 
 
+@pytest.mark.process
 def test_importing_ingest_does_not_import_streamlit() -> None:
     code = "import sys, core.ingest; print('streamlit' in sys.modules)"
     out = subprocess.run(

@@ -1,14 +1,17 @@
 """The layering rule (core/service.py): pages and app/ reach the knowledge only through the
-service. They import nothing from core but the service, the models, the errors and the config,
-and touch none of the service's private stores."""
+service. They import nothing from core but the service and the types it speaks in (the models,
+the errors, the config, the trace events), and touch none of the service's private stores. And
+no module of the project takes part in an import cycle, not even through a lazy import."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {"core.service", "core.models", "core.errors", "core.config"}
+ALLOWED = {"core.service", "core.models", "core.errors", "core.config", "core.trace"}
+PACKAGES = ("core", "app", "cli", "pages")
 STORES = {"_catalog", "_graph", "_users", "_vectors", "_pipeline", "_engine", "_runs", "_jobs"}
 
 
@@ -63,3 +66,99 @@ def test_the_service_keeps_its_stores_private(service):
     held = {name for name in vars(service) if not name.startswith("_")}
     assert held == {"settings", "actor", "llm", "embedder"}  # no store among them
     assert set(vars(service)) >= STORES - {"_runs", "_memory"}  # those two: properties
+
+
+# --- import cycles ----------------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _walk_imports(node: ast.AST, checking: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, lazy ones in functions too, but not those under TYPE_CHECKING."""
+    for child in ast.iter_child_nodes(node):
+        typing_only = isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+        if isinstance(child, ast.Import | ast.ImportFrom) and not checking:
+            yield child
+        yield from _walk_imports(child, checking or typing_only)
+
+
+def import_graph(sources: Mapping[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """module -> the project modules it imports. `sources`: module -> (code, is a package).
+    `from pkg import sub` depends on the submodule only; `from pkg import name` on pkg."""
+    graph: dict[str, set[str]] = {}
+    for module, (code, is_package) in sources.items():
+        edges: set[str] = set()
+        for node in _walk_imports(ast.parse(code)):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names}
+                continue
+            base = node.module or ""
+            if node.level:
+                package = module.split(".")[: None if is_package else -1]
+                package = package[: len(package) - node.level + 1]
+                base = ".".join([*package, *([base] if base else [])])
+            subs = {f"{base}.{a.name}" for a in node.names} & set(sources)
+            edges |= subs | ({base} if len(subs) < len(node.names) else set())
+        graph[module] = {m for m in edges if m in sources and m != module}
+    return graph
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_takes_part_in_an_import_cycle():
+    sources = {
+        _module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    graph = import_graph(sources)
+    assert len(graph) > 100 and graph["core.service"], "the graph sees the project's imports"
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_sees_lazy_and_relative_imports_but_not_typing_ones():
+    sources = {
+        "p": ("from p.a import f\n", True),
+        "p.a": ("def f():\n    from p.b import g\n", False),
+        "p.b": ("from . import a\n", False),
+        "p.c": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.a import f\n",
+            False,
+        ),
+    }
+    graph = import_graph(sources)
+    assert graph == {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": {"p.a"}, "p.c": set()}
+    assert cycles(graph) == [["p.a", "p.b"]]

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.pages import open_page, say
+
 ROOT = Path(__file__).resolve().parents[1]
-MAIN = str(ROOT / "app" / "main.py")
 QUESTION = "密码存储和文件上传有什么要求？"  # offline: file uploads take a second round
 
 
@@ -20,26 +21,12 @@ def home(sample_home, app_home):
     return app_home
 
 
-def _agent() -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.run()
-    at.switch_page("../pages/agent.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _say(at: AppTest, message: str) -> AppTest:
-    at.chat_input(key="agent-input").set_value(message).run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _rounds(at: AppTest) -> list:
     return [s for s in at.status if s.label.startswith("第 ")]
 
 
 def test_a_question_renders_each_round_then_the_answer_with_clickable_citations(home):
-    at = _say(_agent(), f"@kb {QUESTION}")
+    at = say(open_page("agent"), f"@kb {QUESTION}")
     rounds = _rounds(at)
     assert [s.label[:5] for s in rounds] == [f"第 {n} 轮" for n in range(1, len(rounds) + 1)]
     assert len(rounds) >= 2  # round 1 misses file uploads, so the loop refines
@@ -56,19 +43,19 @@ def test_a_question_renders_each_round_then_the_answer_with_clickable_citations(
 
 
 def test_a_reload_shows_the_conversation_so_far_and_new_conversation_hides_it(home):
-    _say(_agent(), QUESTION)
-    _say(_agent(), "如何防止会话固定攻击？")
-    at = _agent()  # a fresh session on the same home: a reload
+    say(open_page("agent"), QUESTION)
+    say(open_page("agent"), "如何防止会话固定攻击？")
+    at = open_page("agent")  # a fresh session on the same home: a reload
     questions = [m.markdown[0].value for m in at.chat_message if m.name == "user"]
     assert questions == [QUESTION, "如何防止会话固定攻击？"]
     assert _rounds(at) and all(not s.proto.expanded for s in _rounds(at))
     at.button(key="agent-new").click().run()
     assert not at.chat_message
-    assert not _agent().chat_message  # the marker is stored, not kept in the session
+    assert not open_page("agent").chat_message  # the marker is stored, not kept in the session
 
 
 def test_an_unknown_mention_gives_a_warning_and_the_question_is_still_answered(home):
-    at = _say(_agent(), "@nosuchkb 如何防止会话固定攻击？")
+    at = say(open_page("agent"), "@nosuchkb 如何防止会话固定攻击？")
     assert at.warning and "@nosuchkb" in at.warning[0].value and "kb" in at.warning[0].value
     assert _rounds(at)
     assert not at.error

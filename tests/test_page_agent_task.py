@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import Settings
 from core.service import KnowledgeService
+from tests.pages import open_page, run
 
 ROOT = Path(__file__).resolve().parents[1]
-MAIN = str(ROOT / "app" / "main.py")
 TASK = "对这个 Java SpringBoot 项目进行代码审计，参考 @kb 中的规范"
 
 
@@ -35,12 +35,9 @@ def home(built_home, app_home):
 
 
 def _task_mode() -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=180)
-    at.run()
-    at.switch_page("../pages/agent.py").run()
-    at.segmented_control(key="agent-mode").set_value("任务 Task").run()
-    assert not at.exception, at.exception
-    return at
+    at = open_page("agent", timeout=180)
+    at.segmented_control(key="agent-mode").set_value("任务 Task")
+    return run(at)
 
 
 def test_the_showcase_audit_renders_research_plans_subtasks_and_the_report(home):

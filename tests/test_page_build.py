@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.config import Settings
 from core.embed import E5Embedder
 from core.service import KnowledgeService
+from tests.pages import open_page, run
 
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 EN = b"# Input validation\n\nAll input must be validated on the server before use.\n"
 ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止会话固定攻击。\n".encode()
 
@@ -50,18 +48,11 @@ def built(home, embedder):
     return home
 
 
-def _run(at: AppTest | None = None) -> AppTest:
-    at = at or AppTest.from_file(MAIN, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _kbs() -> dict[str, int]:
     from app.services import knowledge_service
 
     svc = knowledge_service()
-    return {kb.name: svc._catalog.kb_counts(kb.id)[0] for kb in svc.list_kbs()}
+    return {row.kb.name: row.documents for row in svc.kb_overview()}
 
 
 def _errors(at: AppTest) -> str:
@@ -69,7 +60,7 @@ def _errors(at: AppTest) -> str:
 
 
 def test_with_no_knowledge_base_the_empty_state_shows_above_a_usable_create_form(home):
-    at = _run()
+    at = open_page()
     assert any("还没有知识库" in i.value for i in at.info)
     assert at.button(key="build-sample") is not None
     assert at.text_input(key="create-name-0") is not None
@@ -80,7 +71,7 @@ def test_with_no_knowledge_base_the_empty_state_shows_above_a_usable_create_form
 
 
 def test_a_knowledge_base_built_beforehand_is_listed_with_its_documents(built):
-    at = _run()
+    at = open_page()
     assert not any("还没有知识库" in i.value for i in at.info)
     kbs = at.dataframe[0].value
     assert list(kbs["名称"]) == ["java", "other"]
@@ -98,32 +89,32 @@ def test_a_knowledge_base_built_beforehand_is_listed_with_its_documents(built):
 
 
 def test_the_tag_filter_narrows_the_list(built):
-    at = _run()
+    at = open_page()
     at.multiselect(key="kb-tags").select("标准")
-    _run(at)
+    run(at)
     assert list(at.dataframe[0].value["名称"]) == ["other"]
     assert at.selectbox(key="kb-pick").value == "other"
 
 
 def test_an_empty_or_duplicate_name_is_refused_readably_and_creates_nothing(built):
-    at = _run()
+    at = open_page()
     at.text_input(key="create-name-0").set_value("   ")
     at.file_uploader(key="create-files-0").upload("a.md", EN, "text/markdown")
     at.button(key="create-submit").click()
-    _run(at)
+    run(at)
     assert "请填写知识库名称" in _errors(at)
     at.text_input(key="create-name-0").set_value("java")
     at.button(key="create-submit").click()
-    _run(at)
+    run(at)
     assert "已经有一个名为「java」的知识库" in _errors(at)
     assert _kbs() == {"java": 2, "other": 0}
 
 
 def test_a_submission_without_files_is_refused_and_creates_nothing(home):
-    at = _run()
+    at = open_page()
     at.text_input(key="create-name-0").set_value("new")
     at.button(key="create-submit").click()
-    _run(at)
+    run(at)
     assert "请至少上传一个文件" in _errors(at)
     assert _kbs() == {}
 
@@ -131,7 +122,7 @@ def test_a_submission_without_files_is_refused_and_creates_nothing(home):
 def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(home):
     from app.background import build_jobs
 
-    at = _run()
+    at = open_page()
     at.text_input(key="create-name-0").set_value("uploaded")
     at.file_uploader(key="create-files-0").set_value(
         [("会话.md", ZH, "text/markdown"), ("input.md", EN, "text/markdown")]
@@ -139,11 +130,11 @@ def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(ho
     at.radio(key="mode").set_value("index")
     at.text_input(key="create-tags-0").set_value("安全，Java")
     at.button(key="create-submit").click()
-    _run(at)
+    run(at)
     [job] = build_jobs().list()
     assert job.kb == "uploaded"
     build_jobs().wait(job.id, 120)
-    _run(at)
+    run(at)
     assert any("新增 2 篇" in s.value for s in at.success)
     docs = at.dataframe[1].value
     assert sorted(docs["文档"]) == ["input.md", "会话.md"]
@@ -155,22 +146,22 @@ def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(ho
 
 
 def test_removing_a_document_works(built):
-    at = _run()
+    at = open_page()
     at.selectbox(key="remove-java").set_value("input.md")
     at.button(key="remove-submit").click()
-    _run(at)
+    run(at)
     assert any("已移除「input.md」" in s.value for s in at.success)
     assert list(at.dataframe[1].value["文档"]) == ["会话.md"]
     assert _kbs()["java"] == 1
 
 
 def test_deleting_a_knowledge_base_needs_the_confirmation(built):
-    at = _run()
+    at = open_page()
     assert at.button(key="delete-submit").disabled
     at.checkbox(key="delete-confirm-java").check()
-    _run(at)
+    run(at)
     at.button(key="delete-submit").click()
-    _run(at)
+    run(at)
     assert any("已删除知识库「java」" in s.value for s in at.success)
     assert _kbs() == {"other": 0}
 
@@ -188,17 +179,17 @@ def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monke
     with FakeOpenAI(responder) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        at = _run()
+        at = open_page()
         at.text_input(key="create-name-0").set_value("llm")
         at.file_uploader(key="create-files-0").set_value(
             [("ok.md", EN, "text/markdown"), ("bad.md", b"# POISON\n\nText.\n", "text/markdown")]
         )
         at.radio(key="mode").set_value("index")
         at.button(key="create-submit").click()
-        _run(at)
+        run(at)
         [job] = build_jobs().list()
         assert build_jobs().wait(job.id, 120).state == "done"
-        _run(at)
+        run(at)
     assert any("新增 2 篇" in s.value for s in at.success)
     captions = " ".join(c.value for c in at.caption)
     assert "1 chunk(s) got no usable knowledge" in captions
@@ -218,12 +209,12 @@ def test_with_a_slow_embedder_the_form_estimates_the_embedding_time(home, monkey
 
 
 def _slow_embedder_estimate() -> None:
-    at = _run()
+    at = open_page()
     at.file_uploader(key="create-files-0").set_value([("input.md", EN * 40, "text/markdown")])
-    _run(at)
+    run(at)
     assert all("点击「估算」" in c for c in at.radio(key="mode").proto.captions)
     at.button(key="create-estimate").click()
-    _run(at)
+    run(at)
     captions = at.radio(key="mode").proto.captions
     assert len(captions) == 2 and all("向量化约" in c and "e5-small" in c for c in captions)
     assert all("0 次大模型调用" in c for c in captions)  # offline: no calls, only time

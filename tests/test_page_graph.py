@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 from app.strings import graph as T
 from core.config import Settings
 from core.service import KnowledgeService
+from tests.pages import open_page, run
 
 ROOT = Path(__file__).resolve().parents[1]
-MAIN = str(ROOT / "app" / "main.py")
 SAMPLES = sorted((ROOT / "app" / "samples").glob("*.md"))
 
 
@@ -37,18 +37,6 @@ def home(built, app_home):
     # A copy per test: the app opens the files itself, and no test can leave state for the next.
     shutil.copytree(built, app_home)
     return app_home
-
-
-def _run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _graph_page() -> AppTest:
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
-    at.switch_page("../pages/graph.py")  # relative to app/main.py
-    return _run(at)
 
 
 def _graph_html(at: AppTest) -> str:
@@ -75,13 +63,13 @@ def _texts(at: AppTest) -> str:
 
 
 def test_without_a_knowledge_base_the_page_shows_the_empty_state(app_home):
-    at = _graph_page()
+    at = open_page("graph")
     assert any("还没有知识库" in i.value for i in at.info)
     assert not at.get("iframe")
 
 
 def test_the_graph_of_a_knowledge_base_is_drawn_with_its_node_names(home):
-    at = _graph_page()
+    at = open_page("graph")
     labels = _node_labels(_graph_html(at))
     assert {"bcrypt", "会话标识", "MD5"} <= labels
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", _graph_html(at), re.I)
@@ -89,29 +77,29 @@ def test_the_graph_of_a_knowledge_base_is_drawn_with_its_node_names(home):
 
 
 def test_the_node_cap_says_how_many_nodes_were_left_out(home):
-    at = _graph_page()
+    at = open_page("graph")
     at.number_input(key="graph-cap").set_value(10)
-    _run(at)
+    run(at)
     assert len(_node_labels(_graph_html(at))) == 10
     assert any("未显示" in i.value for i in at.info)
 
 
 def test_filtering_by_type_and_degree_keeps_only_matching_nodes(home):
-    at = _graph_page()
+    at = open_page("graph")
     at.multiselect[0].set_value(["technology"])
-    _run(at)
+    run(at)
     options = _node_picker(at).options
     assert options and all("technology" in o for o in options)
     at.number_input(key="graph-min-degree").set_value(100)
-    _run(at)
+    run(at)
     assert any(T.NOTHING_SHOWN in i.value for i in at.info)
 
 
 def test_picking_a_node_shows_its_type_description_relations_and_chunks(home):
-    at = _graph_page()
+    at = open_page("graph")
     picker = _node_picker(at)
     picker.select(next(o for o in picker.options if o.startswith("bcrypt")))
-    _run(at)
+    run(at)
     text = _texts(at)
     assert "### bcrypt" in text and "technology" in text and "Argon2id" in text
     assert at.dataframe, "the relations table"
@@ -120,10 +108,10 @@ def test_picking_a_node_shows_its_type_description_relations_and_chunks(home):
 
 
 def test_searching_an_entity_shows_its_neighbourhood_and_selects_it(home):
-    at = _graph_page()
+    at = open_page("graph")
     at.text_input(key="graph-search").input("BCRYPT")
     at.slider(key="graph-hops").set_value(1)
-    _run(at)
+    run(at)
     labels = _node_labels(_graph_html(at))
     assert "bcrypt" in labels and len(labels) < 40
     assert _node_picker(at).value is not None
@@ -132,16 +120,16 @@ def test_searching_an_entity_shows_its_neighbourhood_and_selects_it(home):
 
 
 def test_an_unknown_entity_gets_a_readable_message_not_a_traceback(home):
-    at = _graph_page()
+    at = open_page("graph")
     at.text_input(key="graph-search").input("不存在的实体 xyz")
-    _run(at)
+    run(at)
     assert any("不存在的实体 xyz" in w.value for w in at.warning)
     assert at.get("iframe"), "the whole graph is still shown"
 
 
 def test_an_index_mode_knowledge_base_explains_that_the_graph_needs_graph_mode(home):
-    at = _graph_page()
+    at = open_page("graph")
     at.selectbox(key="graph-kb").select("plain")
-    _run(at)
+    run(at)
     assert any("增强知识图谱索引" in i.value for i in at.info)
     assert not at.get("iframe")

@@ -13,8 +13,7 @@ from app.strings import settings as S
 from app.strings import shell as T
 from core.config import Settings
 from core.service import KnowledgeService
-
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+from tests.pages import MAIN, everything, go, open_page, run, sign_in
 
 
 def _prepare(home: Path, embedder, users: dict[str, str]) -> None:
@@ -33,25 +32,8 @@ def gated(app_home, monkeypatch):
     return app_home
 
 
-def _run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _sign_in(at: AppTest, name: str, password: str) -> AppTest:
-    at.text_input(key="login-name").input(name)
-    at.text_input(key="login-password").input(password)
-    at.button[0].click()
-    return _run(at)
-
-
-def _everything(at: AppTest) -> str:
-    return str(list(at.main)) + str(list(at.sidebar))
-
-
 def test_a_shared_server_without_users_says_how_to_add_one_and_shows_nothing(gated):
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
+    at = open_page()
     assert at.error and "zhixing user add NAME --role admin" in at.error[0].value
     assert not at.text_input  # no login form: there is nobody to sign in as
     assert B.TITLE not in [t.value for t in at.title]
@@ -59,37 +41,36 @@ def test_a_shared_server_without_users_says_how_to_add_one_and_shows_nothing(gat
 
 def test_signing_in_opens_the_pages_and_a_wrong_password_does_not(gated, embedder):
     _prepare(gated, embedder, {"ada": "admin"})
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
+    at = open_page()
     assert [t.value for t in at.title] == [T.LOGIN_TITLE]
-    assert "policies" not in _everything(at)  # not even the sidebar's list of knowledge bases
-    _sign_in(at, "ada", "wrong-password")
+    assert "policies" not in everything(at)  # not even the sidebar's list of knowledge bases
+    sign_in(at, "ada", "wrong-password")
     assert at.error and "Wrong user name or password" in at.error[0].value
     assert B.TITLE not in [t.value for t in at.title]
-    _sign_in(at, "ada", "ada-password")
+    sign_in(at, "ada", "ada-password")
     assert B.TITLE in [t.value for t in at.title]
     assert T.SIGNED_IN.format(name="ada", role="admin") in [c.value for c in at.sidebar.caption]
-    at.switch_page("../pages/settings.py")
-    _run(at)
+    go(at, "settings")
     assert S.TITLE in [t.value for t in at.title]
     at.button(key="logout").click()
-    _run(at)
+    run(at)
     assert [t.value for t in at.title] == [T.LOGIN_TITLE]
 
 
 def test_failed_logins_are_rate_limited(gated, embedder):
     _prepare(gated, embedder, {"ada": "admin"})
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
+    at = open_page()
     for _ in range(5):
-        _sign_in(at, "ada", "guess")
-    _sign_in(at, "ada", "ada-password")
+        sign_in(at, "ada", "guess")
+    sign_in(at, "ada", "ada-password")
     assert "Too many failed logins" in at.error[0].value
     assert B.TITLE not in [t.value for t in at.title]
 
 
 def test_a_viewer_sees_no_build_controls_and_no_settings(gated, embedder):
     _prepare(gated, embedder, {"vera": "viewer"})
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
-    _sign_in(at, "vera", "vera-password")
+    at = open_page()
+    sign_in(at, "vera", "vera-password")
     assert B.TITLE in [t.value for t in at.title]
     keys = {b.key for b in at.button}
     assert "create-submit" not in keys and "add-submit" not in keys
@@ -102,7 +83,7 @@ def test_a_viewer_sees_no_build_controls_and_no_settings(gated, embedder):
 
 def test_localhost_needs_no_login(app_home, embedder):
     _prepare(app_home, embedder, {"ada": "admin"})
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
+    at = open_page()
     assert B.TITLE in [t.value for t in at.title]
     assert not any(c.value.startswith("已登录") for c in at.sidebar.caption)
 
@@ -117,11 +98,11 @@ def test_with_oidc_configured_the_gate_offers_single_sign_on(gated, embedder):
         "client_secret": "secret",
         "server_metadata_url": "http://idp.intranet/.well-known/openid-configuration",
     }
-    _run(at)
+    run(at)
     assert [t.value for t in at.title] == [T.LOGIN_TITLE]
     assert at.button(key="login-oidc").label == T.LOGIN_OIDC_BUTTON
     assert not at.text_input  # no password form: the identity provider signs users in
-    assert "policies" not in _everything(at)
+    assert "policies" not in everything(at)
 
 
 AUTH = {
@@ -154,7 +135,7 @@ def _signed_in_as(email: str) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.secrets["auth"] = AUTH
     at.user = {"is_logged_in": True, "email": email, "name": email.split("@")[0]}
-    return _run(at)
+    return run(at)
 
 
 def _role_shown(at: AppTest) -> list[str]:
@@ -170,18 +151,17 @@ def test_an_identity_provider_login_gets_the_role_of_the_user_its_e_mail_names(s
     assert B.TITLE in [t.value for t in at.title]
     assert _role_shown(at) == [T.SIGNED_IN.format(name=ED, role="editor")]
     assert _build_controls(at) == {"create-submit", "add-submit"}
-    assert "secret" in _everything(at)  # restricted to ed (and ada)
+    assert "secret" in everything(at)  # restricted to ed (and ada)
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("../pages/settings.py")  # an editor is no admin
     at.button(key="logout").click()
-    _run(at)  # st.logout: the identity provider's session is gone
+    run(at)  # st.logout: the identity provider's session is gone
     assert [t.value for t in at.title] == [T.LOGIN_TITLE]
-    assert at.button(key="login-oidc") and "secret" not in _everything(at)
+    assert at.button(key="login-oidc") and "secret" not in everything(at)
 
     at = _signed_in_as(ADA)
     assert _role_shown(at) == [T.SIGNED_IN.format(name=ADA, role="admin")]
-    at.switch_page("../pages/settings.py")
-    _run(at)
+    go(at, "settings")
     assert S.TITLE in [t.value for t in at.title]
 
 
@@ -191,7 +171,7 @@ def test_an_identity_no_user_names_is_a_viewer(sso):
     assert _role_shown(at) == [T.SIGNED_IN.format(name="eve@corp.example", role="viewer")]
     assert not _build_controls(at)
     assert T.READ_ONLY.format(role="viewer") in [c.value for c in at.caption]
-    assert "secret" not in _everything(at)
+    assert "secret" not in everything(at)
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("../pages/settings.py")
 
@@ -200,19 +180,19 @@ def test_a_removed_user_loses_their_role_and_knowledge_at_the_next_click(sso):
     from app.services import knowledge_service
 
     at = _signed_in_as(ED)
-    assert _build_controls(at) and "secret" in _everything(at)
+    assert _build_controls(at) and "secret" in everything(at)
     knowledge_service().remove_user(ED)  # as an admin would, while ed is signed in
-    _run(at)
+    run(at)
     # Still signed in at the identity provider, but no user of Zhixing: a viewer like any other.
     assert _role_shown(at) == [T.SIGNED_IN.format(name=ED, role="viewer")]
     assert not _build_controls(at)
-    assert "secret" not in _everything(at)
+    assert "secret" not in everything(at)
 
 
 def test_removing_the_only_member_of_a_knowledge_base_does_not_open_it_to_everyone(sso):
     from app.services import knowledge_service
 
     knowledge_service().restrict("secret", [ED])
-    assert "secret" not in _everything(_signed_in_as("eve@corp.example"))
+    assert "secret" not in everything(_signed_in_as("eve@corp.example"))
     knowledge_service().remove_user(ED)
-    assert "secret" not in _everything(_signed_in_as("eve@corp.example"))
+    assert "secret" not in everything(_signed_in_as("eve@corp.example"))

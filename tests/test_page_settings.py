@@ -10,8 +10,7 @@ from streamlit.testing.v1 import AppTest
 from app.strings import settings as T
 from core.config import load_saved, save_settings
 from tests.fake_openai import FakeOpenAI
-
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+from tests.pages import open_page
 
 
 @pytest.fixture
@@ -25,20 +24,12 @@ def home(app_home):
     build_jobs.clear()
 
 
-def _settings_page() -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.run()
-    at.switch_page("../pages/settings.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _field(at: AppTest, label_start: str):
     return next(w for w in at.text_input if w.label.startswith(label_start))
 
 
 def test_saving_an_endpoint_switches_the_app_out_of_offline_mode(home):
-    at = _settings_page()
+    at = open_page("settings")
     assert "内置离线模式" in " ".join(c.value for c in at.sidebar.caption)
     _field(at, "接口地址").input("http://127.0.0.1:9/v1")
     _field(at, "API 密钥").input("sk-hidden-key")
@@ -56,7 +47,7 @@ def test_saving_an_endpoint_switches_the_app_out_of_offline_mode(home):
 
 def test_test_connection_reports_success_and_the_exact_failure(home):
     with FakeOpenAI() as fake:
-        at = _settings_page()
+        at = open_page("settings")
         _field(at, "接口地址").input(fake.url)
         _field(at, "API 密钥").input("sk-test")
         at.button[0].click().run()  # 测试连接
@@ -69,7 +60,7 @@ def test_test_connection_reports_success_and_the_exact_failure(home):
 
 
 def test_an_invalid_embedding_is_refused_with_a_sentence(home):
-    at = _settings_page()
+    at = open_page("settings")
     _field(at, "向量模型").input("word2vec")
     at.button[1].click().run()
     assert not at.exception, at.exception
@@ -90,6 +81,7 @@ def _sidebar(at: AppTest) -> str:
     return " ".join(c.value for c in at.sidebar.caption)
 
 
+@pytest.mark.slow
 def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(home):
     from app.background import build_jobs
     from app.services import knowledge_service
@@ -104,7 +96,7 @@ def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(h
                 "ZHIXING_LLM_CONCURRENCY": "1",
             },
         )
-        at = _settings_page()
+        at = open_page("settings")
         first = knowledge_service()
         first.create_kb("kb")
         job = build_jobs().start(first, "kb", paths=_documents(home.parent / "a", "alpha", 10))

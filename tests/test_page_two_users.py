@@ -14,8 +14,8 @@ from app.strings import recall as R
 from core.config import Settings
 from core.errors import AccessError
 from core.service import KnowledgeService, User
+from tests.pages import go, open_page, run, say, sign_in
 
-MAIN = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 LEVELS = """# Password rules
 
 ## Level 2
@@ -44,37 +44,21 @@ def served(app_home, monkeypatch, embedder):  # noqa: ANN001
     return docs
 
 
-def _run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _session(name: str, page: str) -> AppTest:
-    at = _run(AppTest.from_file(MAIN, default_timeout=120))
-    at.text_input(key="login-name").input(name)
-    at.text_input(key="login-password").input(f"{name}-password")
-    at.button[0].click()
-    _run(at)
-    at.switch_page(f"../pages/{page}.py")
-    return _run(at)
-
-
-def _say(at: AppTest, message: str) -> AppTest:
-    at.chat_input(key="agent-input").set_value(message)
-    return _run(at)
+    return go(sign_in(open_page(), name, f"{name}-password"), page)
 
 
 def _questions(at: AppTest) -> list[str]:
     return [m.markdown[0].value for m in at.chat_message if m.name == "user"]
 
 
+@pytest.mark.slow
 def test_each_user_sees_only_their_own_conversation_and_a_follow_up_uses_the_earlier_turn(
     served,  # noqa: ANN001
 ):
-    alice = _say(_session("alice", "agent"), "@rules What does a level 2 password need?")
-    bob = _say(_session("bob", "agent"), "@rules How is a password stored?")
-    alice = _say(alice, "@rules and for level 3?")
+    alice = say(_session("alice", "agent"), "@rules What does a level 2 password need?")
+    bob = say(_session("bob", "agent"), "@rules How is a password stored?")
+    alice = say(alice, "@rules and for level 3?")
     assert R.RESOLVED.format(question="What does a level 3 password need?") in [
         c.value for c in alice.caption
     ]
@@ -92,7 +76,7 @@ def test_each_user_sees_only_their_own_conversation_and_a_follow_up_uses_the_ear
 
     # Bob's "new conversation" clears his page only.
     bob.button(key="agent-new").click()
-    assert _questions(_run(bob)) == []
+    assert _questions(run(bob)) == []
     assert len(_questions(_session("alice", "agent"))) == 2
 
 

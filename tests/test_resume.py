@@ -28,6 +28,7 @@ def _corpus(path: Path) -> None:
             out.write(json.dumps({"id": f"doc-{i}", "title": f"Record {i}", "text": text}) + "\n")
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
     home = tmp_path / "home"

@@ -177,10 +177,13 @@ def test_a_knowledge_base_built_before_the_bigrams_is_still_found_beside_a_new_o
     service: KnowledgeService, tmp_path: Path, monkeypatch
 ) -> None:  # noqa: ANN001
     import core.store.catalog as catalog_module
+    import core.store.vectors as vectors_module
 
     (tmp_path / "old.md").write_text("# 旧库\n\n会话令牌在注销后必须失效。\n", encoding="utf-8")
     (tmp_path / "new.md").write_text("# 新库\n\n会话令牌至少有六十四位的熵。\n", encoding="utf-8")
-    monkeypatch.setattr(catalog_module, "ANALYSIS_VERSION", 1)  # as a release before built it
+    # As a release before built it: analysis 1 in a collection with Milvus's jieba tokenizer.
+    monkeypatch.setattr(catalog_module, "ANALYSIS_VERSION", 1)
+    monkeypatch.setattr(vectors_module, "TOKENIZER", "jieba")
     service.create_kb("old")
     service.add("old", [tmp_path / "old.md"])
     monkeypatch.undo()

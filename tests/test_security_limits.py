@@ -149,6 +149,7 @@ def test_a_pdf_parse_past_the_time_limit_is_stopped_with_a_sentence(tmp_path, mo
         parse_file(path)
 
 
+@pytest.mark.process
 def test_a_hung_pdf_worker_is_killed_at_the_deadline(tmp_path, monkeypatch):
     """A worker that never answers (a parser looping on a hostile page) is killed, not awaited."""
     path = write(tmp_path / "hang.pdf", make_pdf([text(72, 700, "Deny by default.")]))

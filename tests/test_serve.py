@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import ROOT, zx
+from tests.command import zx
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _free_port() -> int:
@@ -54,6 +56,7 @@ def _healthy(port: int, timeout: float = 90) -> bool:
     return False
 
 
+@pytest.mark.process
 def test_serving_beyond_localhost_without_users_is_refused_with_the_way_out(tmp_path):
     proc = _serve(tmp_path / "home", "0.0.0.0", _free_port())
     _, err = proc.communicate(timeout=60)
@@ -61,6 +64,7 @@ def test_serving_beyond_localhost_without_users_is_refused_with_the_way_out(tmp_
     assert "needs logins" in err and "zhixing user add NAME --role admin" in err
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_serve_starts_with_a_user_and_requires_logins(tmp_path):
     home = tmp_path / "home"
@@ -148,6 +152,7 @@ def _traced(mode: str, env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_no_trace_leaves_the_machine_even_when_the_environment_asks_for_one(tmp_path):
     _Collector.seen = []
@@ -173,15 +178,7 @@ def test_no_trace_leaves_the_machine_even_when_the_environment_asks_for_one(tmp_
 
 def test_users_can_be_listed_and_removed_from_the_cli(tmp_path):
     home = tmp_path / "home"
-    added = subprocess.run(
-        [sys.executable, "-m", "cli.main", "user", "add", "sso@corp", "--role", "viewer", "--oidc"],
-        cwd=ROOT,
-        env=_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert added.returncode == 0, added.stderr
+    zx(home, "user", "add", "sso@corp", "--role", "viewer", "--oidc")
     listed = json.loads(zx(home, "user", "list", "--json").stdout)
     assert [(u["name"], u["role"], u["password"]) for u in listed] == [
         ("sso@corp", "viewer", False)

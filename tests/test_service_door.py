@@ -60,6 +60,7 @@ def test_an_entity_of_a_hidden_or_other_knowledge_base_reads_as_missing(svc) -> 
         svc.as_user(ED).entity("secret", entity)
 
 
+@pytest.mark.slow
 def test_a_catastrophic_grep_pattern_stops_in_time_and_leaves_the_server_running(tmp_path):
     (tmp_path / "ws").mkdir()
     # `(a+)+$` is caught by the regex module's optimiser; alternation that overlaps is not.

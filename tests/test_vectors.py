@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from core.errors import StoreError, StoreLockedError
+from core.store.analysis import bm25_text
 from core.store.vectors import VectorRecord, VectorStore, _filter, primary_key
 
 
@@ -50,7 +51,8 @@ def test_upsert_twice_does_not_duplicate_and_dense_search_ranks_by_cosine(store)
     assert store.search_dense(8, [_unit(2)], kbs=[2], limit=3) == [[]]
 
 
-def test_bm25_finds_chinese_and_english_terms(store):
+def test_bm25_finds_chinese_and_english_terms_in_analysed_text(store):
+    # The store indexes text as core/store/analysis.py writes it, and is queried the same way.
     texts = [
         "SQL注入是一种常见的攻击方式",
         "跨站脚本攻击 XSS",
@@ -59,12 +61,13 @@ def test_bm25_finds_chinese_and_english_terms(store):
     store.upsert(
         8,
         [
-            VectorRecord(kb=1, doc=1, kind="chunk", ref_id=i, text=t, vector=_unit(i))
+            VectorRecord(kb=1, doc=1, kind="chunk", ref_id=i, text=bm25_text(t), vector=_unit(i))
             for i, t in enumerate(texts)
         ],
     )
-    assert store.search_bm25(8, ["SQL注入"], kbs=[1], limit=2)[0][0].ref_id == 0
-    assert store.search_bm25(8, ["bcrypt hashed"], kbs=[1], limit=2)[0][0].ref_id == 2
+    assert store.search_bm25(8, [bm25_text("SQL注入")], kbs=[1], limit=2)[0][0].ref_id == 0
+    assert store.search_bm25(8, [bm25_text("注入攻击")], kbs=[1], limit=2)[0][0].ref_id == 0
+    assert store.search_bm25(8, [bm25_text("bcrypt hashing")], kbs=[1], limit=2)[0][0].ref_id == 2
 
 
 def test_delete_by_document_and_by_knowledge_base(store):
@@ -104,6 +107,7 @@ def test_a_reopened_collection_is_searchable(tmp_path):
         second.close()
 
 
+@pytest.mark.process
 def test_a_file_held_by_another_process_is_a_clear_error(tmp_path):
     uri = str(tmp_path / "milvus.db")
     holder = subprocess.Popen(

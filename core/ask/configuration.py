@@ -10,8 +10,8 @@ from core.errors import ConfigError
 from core.models import Hit
 from core.search.rewrite import QueryRewrites
 
-if TYPE_CHECKING:  # the client (langchain) loads only where a model is configured
-    from core.llm.client import LLMClient
+if TYPE_CHECKING:
+    from core.llm.protocol import LLM
 
 __all__ = ["MAX_ROUNDS_RANGE", "AgentContext", "AnswerLike"]
 
@@ -21,7 +21,8 @@ MAX_ROUNDS_RANGE = (1, 5)
 class AnswerLike(Protocol):
     """What the loop needs of an answer (`core.answer.Answer` is one)."""
 
-    found: bool
+    @property
+    def found(self) -> bool: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
@@ -42,7 +43,7 @@ class AgentContext:
 
     retrieve: Callable[[list[str], list[QueryRewrites | None]], list[list[Hit]]]
     answer: Callable[[str, Sequence[Hit], Sequence[str]], AnswerLike]
-    llm: LLMClient | None = None
+    llm: LLM | None = None
     neighbours: Callable[[Sequence[str]], list[str]] | None = None
     max_rounds: int = 3
     evidence_per_round: int = 10

@@ -10,7 +10,7 @@ events into the per-round summary that `ask --json` prints (docs/architecture.md
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -25,6 +25,7 @@ from core.ask.memory import fresh_run, thread_config
 from core.ask.state import AgentState
 from core.ask.streaming import stream_run
 from core.models import Hit
+from core.trace import EventSink, TraceEvent
 
 __all__ = [
     "AgenticResult",
@@ -48,7 +49,9 @@ def route_after_refine(state: AgentState) -> Literal["retrieve", "merge"]:
     return "retrieve" if state.get("queries") else "merge"
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
     """Wire the nodes and routers into the compiled agentic graph (with the conversations'
     checkpointer when runs go on threads)."""
     graph = StateGraph(AgentState, context_schema=AgentContext)
@@ -76,7 +79,7 @@ class AgenticResult:
     rounds: list[dict[str, Any]]
     evidence: list[Hit]
     aspects: list[str]
-    events: list[dict[str, Any]] = field(default_factory=list)  # the full trace, for the run log
+    events: list[TraceEvent] = field(default_factory=list)  # the full trace, for the run log
 
     def to_json(self) -> dict[str, Any]:
         """The `ask --json` shape: answer, found, citations and rounds (docs/architecture.md §9)."""
@@ -89,36 +92,31 @@ class AgenticResult:
         }
 
 
-def rounds_from_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rounds_from_events(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     """Fold the retrieve and evaluate events into one summary per round, in round order."""
     rounds: dict[int, dict[str, Any]] = {}
+
+    def summary(n: int) -> dict[str, Any]:
+        empty = {"queries": [], "hits_by_strategy": {}, "new_evidence": 0}
+        return rounds.setdefault(n, {"round": n, **empty, "sufficient": False, "missing": []})
+
     for event in events:
-        if event.get("node") not in ("retrieve", "evaluate"):
-            continue
-        n = event["round"]
-        summary = rounds.setdefault(
-            n,
-            {
-                "round": n,
-                "queries": [],
-                "hits_by_strategy": {},
-                "new_evidence": 0,
-                "sufficient": False,
-                "missing": [],
-            },
-        )
         if event["node"] == "retrieve":
-            summary["queries"] = list(event["queries"])
-            summary["hits_by_strategy"] = dict(event["hits_by_strategy"])
-            summary["new_evidence"] = event["new_evidence"]
-        else:
-            summary["sufficient"] = event["sufficient"]
-            summary["missing"] = list(event["missing"])
+            row = summary(event["round"])
+            row["queries"] = list(event["queries"])
+            row["hits_by_strategy"] = dict(event["hits_by_strategy"])
+            row["new_evidence"] = event["new_evidence"]
+        elif event["node"] == "evaluate":
+            row = summary(event["round"])
+            row["sufficient"] = event["sufficient"]
+            row["missing"] = list(event["missing"])
     return [rounds[n] for n in sorted(rounds)]
 
 
 @cache
-def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def _graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
     """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
     return build_graph(checkpointer)
 
@@ -126,7 +124,7 @@ def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGrap
 def run_agentic(
     question: str,
     context: AgentContext,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: EventSink | None = None,
     *,
     checkpointer: BaseCheckpointSaver | None = None,
     thread: str | None = None,

@@ -1,8 +1,8 @@
-"""Conversation memory for both agents: the LangGraph checkpointer, and follow-up questions.
+"""Conversation memory for both agents: threads' turns, and follow-up questions.
 
 Each conversation is a LangGraph thread (`thread_id` = the conversation's id, core/store/runs.py;
 its tasks run on a thread of their own beside it, `<id>:task`).
-The graphs are compiled with a SQLite checkpointer in the Zhixing home, so a thread's state —
+The graphs are compiled with a SQLite checkpointer in the Zhixing home (core/ask/checkpoints.py), so a thread's state —
 above all its `turns`, what was asked and answered before — is there when the next question of
 that conversation runs. A run writes its checkpoint once, when it ends (`durability="exit"`),
 and starts from fresh per-run fields (`fresh_run`), so one question's evidence never leaks
@@ -11,31 +11,23 @@ into the next question's answer; only the turns carry over.
 A follow-up ("and for level 3?", "那三级呢？") is resolved to a question that stands alone
 before anything is searched: by the plan's LLM call when a model is configured (it is shown
 the earlier turns), else by `resolve_followup`, a language rule with no data of its own.
-
-The checkpoints are read back with a strict serializer: only the project's own record types
-are revived, so a tampered checkpoint file cannot make LangGraph import arbitrary code.
 """
 
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from functools import partial
 from typing import Any
 
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Overwrite
 
-from core.errors import StoreError
 from core.search.query_terms import key_terms
 
 __all__ = [
     "HISTORY_TURNS",
     "fresh_run",
     "history_text",
-    "open_checkpointer",
     "resolve_followup",
     "thread_config",
     "turn_record",
@@ -59,29 +51,6 @@ _NUMBERED = re.compile(
     r"(?P<word>[A-Za-z][A-Za-z-]*)\s*(?P<num>\d+)\b"
     r"|第?(?P<cnum>[0-9一二三四五六七八九十]+)\s*(?P<cword>级|级别|章|节|条|层|步|版|类)"
 )
-
-
-def open_checkpointer(path: Path) -> SqliteSaver:
-    """The agents' checkpointer over one SQLite file (created with its tables on first use)."""
-    from core.answer import Answer, Citation
-    from core.ask.state import Evidence, Query
-    from core.models import Hit
-    from core.search.rewrite import QueryRewrites
-    from core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
-
-    known = (Answer, Citation, Evidence, Finding, Hit, KnowledgeRef, Query, QueryRewrites)
-    serde = JsonPlusSerializer(allowed_msgpack_modules=(*known, Subtask, SubtaskOutcome))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # The saver serialises its own use of the connection with a lock (LangGraph's docs).
-        saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False), serde=serde)
-        saver.setup()
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(
-            f"The conversations file {path} cannot be opened ({exc}); make the Zhixing home"
-            " writable, or set ZHIXING_HOME to a folder Zhixing may write."
-        ) from exc
-    return saver
 
 
 MAX_TURNS = 20  # a thread remembers its last turns; older ones stay in the run log only
@@ -172,9 +141,14 @@ def _replace_numbered(last: str, question: str) -> str:
         if match.group("word"):
             word, num = match.group("word"), match.group("num")
             pattern = re.compile(rf"\b({re.escape(word)})\s*\d+\b", re.IGNORECASE)
-            out = pattern.sub(lambda m, n=num: f"{m.group(1)} {n}", out)
+            out = pattern.sub(partial(_numbered, f" {num}"), out)
         else:
             word, num = match.group("cword"), match.group("cnum")
             pattern = re.compile(rf"(第?)[0-9一二三四五六七八九十]+\s*{re.escape(word)}")
-            out = pattern.sub(lambda m, n=num, w=word: f"{m.group(1)}{n}{w}", out)
+            out = pattern.sub(partial(_numbered, f"{num}{word}"), out)
     return out
+
+
+def _numbered(tail: str, match: re.Match[str]) -> str:
+    """A numbered reference's replacement: what the earlier match opened with, then `tail`."""
+    return f"{match.group(1)}{tail}"

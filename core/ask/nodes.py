@@ -1,7 +1,7 @@
 """The agentic loop's nodes: each is `(state, runtime) -> partial update`, and does one thing.
 
 Every node reports what it did as a trace event on LangGraph's custom stream
-(`runtime.stream_writer`): `{"node": name, "round": n, ...}`. With an LLM in the context, `plan`
+(`runtime.stream_writer`): one of core/trace.py's `AskEvent`s, tagged by `node`. With an LLM in the context, `plan`
 and `refine` make one fast call each and `evaluate` one chat call, so a round costs at most two
 calls on the critical path (the queries plan and refine write carry the search's rewrites, so
 searching them calls no LLM); without one, the same nodes fall back to term heuristics. An LLM
@@ -33,6 +33,16 @@ from core.llm.boundary import tidy, tidy_list
 from core.models import Hit
 from core.search.fusion import RRF_K
 from core.search.query_terms import key_terms, split_query
+from core.trace import (
+    AnswerEvent,
+    AskEvent,
+    EvaluateEvent,
+    MergeEvent,
+    PlanEvent,
+    QueryHits,
+    RefineEvent,
+    RetrieveEvent,
+)
 
 __all__ = [
     "answer",
@@ -95,7 +105,7 @@ def _covered(words: Sequence[str], gaps: Sequence[str], has_evidence: bool) -> b
     return 2 * (len(words) - len(gaps)) >= len(words)
 
 
-def _emit(runtime: Runtime[AgentContext], event: dict[str, Any]) -> None:
+def _emit(runtime: Runtime[AgentContext], event: AskEvent) -> None:
     runtime.stream_writer(event)
 
 
@@ -174,17 +184,16 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     candidates += extra if len(aspects) > 1 or result is not None else []
     queries = _fresh(candidates, [], MAX_QUERIES)
     terms = {a: key_terms(a) for a in aspects}
-    _emit(
-        runtime,
-        {
-            "node": "plan",
-            "round": 1,
-            **({"resolved": question} if question != original else {}),
-            "aspects": aspects,
-            "queries": [q.text for q in queries],
-            "llm": result is not None,
-        },
+    event = PlanEvent(
+        node="plan",
+        round=1,
+        aspects=aspects,
+        queries=[q.text for q in queries],
+        llm=result is not None,
     )
+    if question != original:
+        event["resolved"] = question
+    _emit(runtime, event)
     return {
         "question": question,
         "original": original,
@@ -217,18 +226,15 @@ def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     known = state.get("evidence", {})
     aspects = state.get("aspects", [])
     found: dict[int, Evidence] = {}
-    per_query: list[dict[str, Any]] = []
+    per_query: list[QueryHits] = []
     total: Counter[str] = Counter()
     for query, hits in zip(queries, results, strict=True):
         counts = Counter(s for hit in hits for s in hit.strategies)
         total.update(counts)
         per_query.append(
-            {
-                "query": query.text,
-                "aspect": query.aspect,
-                "hits": len(hits),
-                "hits_by_strategy": dict(counts),
-            }
+            QueryHits(
+                query=query.text, aspect=query.aspect, hits=len(hits), hits_by_strategy=dict(counts)
+            )
         )
         direct = not query.aspect and state["round"] == 1  # the question's own search
         for rank, hit in enumerate(hits[: ctx.evidence_per_round], start=1):
@@ -246,15 +252,15 @@ def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     new = sum(chunk_id not in known for chunk_id in found)
     _emit(
         runtime,
-        {
-            "node": "retrieve",
-            "round": state["round"],
-            "queries": [q.text for q in queries],
-            "per_query": per_query,
-            "hits_by_strategy": dict(total),
-            "new_evidence": new,
-            "evidence": len(known) + new,
-        },
+        RetrieveEvent(
+            node="retrieve",
+            round=state["round"],
+            queries=[q.text for q in queries],
+            per_query=per_query,
+            hits_by_strategy=dict(total),
+            new_evidence=new,
+            evidence=len(known) + new,
+        ),
     )
     return {"asked": [q.text for q in queries], "evidence": found}
 
@@ -302,14 +308,14 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
         sufficient = not missing
     _emit(
         runtime,
-        {
-            "node": "evaluate",
-            "round": state["round"],
-            "sufficient": sufficient,
-            "covered": covered,
-            "missing": missing,
-            "judge": "llm" if verdict is not None else "coverage",
-        },
+        EvaluateEvent(
+            node="evaluate",
+            round=state["round"],
+            sufficient=sufficient,
+            covered=covered,
+            missing=missing,
+            judge="llm" if verdict is not None else "coverage",
+        ),
     )
     gaps = {a: gaps.get(a) or key_terms(a) for a in missing}
     return {"sufficient": sufficient, "covered": covered, "missing": missing, "gaps": gaps}
@@ -358,13 +364,13 @@ def refine(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         queries = _fresh(_offline_candidates(state, ctx), asked, MAX_QUERIES)
     _emit(
         runtime,
-        {
-            "node": "refine",
-            "round": round_ if queries else state["round"],
-            "missing": missing,
-            "queries": [q.text for q in queries],
-            "llm": bool(result),
-        },
+        RefineEvent(
+            node="refine",
+            round=round_ if queries else state["round"],
+            missing=missing,
+            queries=[q.text for q in queries],
+            llm=bool(result),
+        ),
     )
     if not queries:
         return {"queries": []}
@@ -404,12 +410,12 @@ def merge(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     capped = groups
     _emit(
         runtime,
-        {
-            "node": "merge",
-            "round": state["round"],
-            "evidence": len(merged),
-            "by_aspect": {a: len(items) for a, items in capped.items()},
-        },
+        MergeEvent(
+            node="merge",
+            round=state["round"],
+            evidence=len(merged),
+            by_aspect={a: len(items) for a, items in capped.items()},
+        ),
     )
     return {"merged": merged}
 
@@ -419,7 +425,7 @@ def answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     result = runtime.context.answer(
         state["question"], state.get("merged", []), state.get("aspects", [])
     )
-    _emit(runtime, {"node": "answer", "round": state["round"], "found": bool(result.found)})
+    _emit(runtime, AnswerEvent(node="answer", round=state["round"], found=bool(result.found)))
     question = state["question"]
     said = str(result.to_json().get("answer", ""))
     turn = turn_record(state.get("original", question), question, said, runtime.context.kbs)

@@ -1,5 +1,9 @@
 """Backup (docs/architecture.md §9 `export` / `import`): one knowledge base as a portable archive, and back.
 
+The catalog dumps and loads the knowledge base's rows (core/store/kb_rows.py), the vector store
+its vectors; this package writes and reads the archive around them. The service authorizes and
+audits (`KnowledgeService.export_kb`, `import_kb`); nothing here knows who asks.
+
 The archive is a zip file (deflate). It is read in memory, member by member, and never
 extracted, so no member name can reach the file system; names that try to leave the archive
 (`../x`, `/x`, `C:x`, backslashes) are refused all the same, as are duplicate members and
@@ -12,7 +16,9 @@ archives that would unpack to far more than their own size. Members:
   questions, entities, entity_aliases, relations, entity_mentions, relation_mentions,
   degraded_chunks). Rows keep the exporting catalog's ids, used only to remap foreign keys.
 - `vectors/records.jsonl`: `{"kind", "ref_id", "doc", "text"}` per vector; `text` is what
-  Milvus indexes for BM25 (for chunks and questions already analysed under `kb.analysis`).
+  Milvus indexes for BM25 (for chunks and questions analysed under `kb.analysis`). Import
+  analyses chunks and questions again under the current analysis, so an archive from an older
+  release lands in a collection whose analyzer expects today's tokens.
 - `vectors/dense.npy`: the dense vectors, float32, shape (records, dimension), in that order.
 
 Only the knowledge base's own data goes in: no settings, API keys, users or memberships (an
@@ -27,11 +33,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -45,63 +50,55 @@ from core.backup.archive import (
     write_archive,
 )
 from core.build import embedding_text
-from core.errors import ParseError, StoreError
+from core.embed import Embedder
+from core.errors import ParseError
 from core.models import Chunk, KnowledgeBase
-from core.store import VectorRecord
+from core.store import Catalog, VectorRecord, VectorStore
+from core.store.analysis import ANALYSIS_VERSION, bm25_text
+from core.store.graph import GraphStore
+from core.store.kb_rows import Ids
 from core.store.vectors import KINDS, primary_key
 
-if TYPE_CHECKING:
-    from core.service import KnowledgeService
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "TABLES",
+    "Stores",
+    "export_kb",
+    "import_kb",
+    "read_archive",
+]
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "TABLES", "export_kb", "import_kb"]
-
-_HAS_KB = {"documents", "chunks", "questions", "entities", "entity_aliases", "relations"}
-# How the rows of the other tables are found: through the row they belong to (`t` = the table).
-_JOINS = {
-    "entity_mentions": "JOIN entities e ON e.id = t.entity_id WHERE e.kb_id = ?",
-    "relation_mentions": "JOIN relations r ON r.id = t.relation_id WHERE r.kb_id = ?",
-    "degraded_chunks": "JOIN chunks c ON c.id = t.chunk_id WHERE c.kb_id = ?",
-}
-# Foreign-key column -> the table whose ids it holds; vector kind -> the table of its ref_id.
-_REFS = {"document_id": "documents", "chunk_id": "chunks", "entity_id": "entities"}
-_REFS |= {"source_id": "entities", "target_id": "entities", "relation_id": "relations"}
+# Vector kind -> the table of its ref_id.
 _KIND_TABLE = {"chunk": "chunks", "question": "questions", "entity": "entities"}
 _KIND_TABLE["relation"] = "relations"
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Where a knowledge base lives, and the embedder that embeds it again when needed."""
+
+    catalog: Catalog
+    vectors: VectorStore
+    graph: GraphStore
+    embedder: Embedder
+    embed_batch: int = 256
+
 
 # --- export --------------------------------------------------------------------------------
 
 
-def export_kb(service: KnowledgeService, name: str, path: Path | str) -> dict[str, Any]:
-    """Write knowledge base `name` to the archive `path`; return what it holds (counts).
-
-    Exporting is an editor's right (docs/architecture.md §10): an archive carries every row out of the
-    server's access control. The role is checked before the name, so a viewer learns nothing of
-    restricted knowledge bases; `service.kb` then keeps those invisible to non-members.
-    """
+def export_kb(stores: Stores, kb: KnowledgeBase, path: Path | str) -> dict[str, Any]:
+    """Write knowledge base `kb` to the archive `path`; return what it holds (counts)."""
     path = Path(path)
-    service.actor.require("build", "export knowledge bases")
-    kb = service.kb(name)
-    with service._catalog.transaction():  # one consistent snapshot of the catalog rows
-        tables = {
-            table: list(
-                service._catalog.db.query(
-                    f"SELECT {', '.join(f't.{c}' for c in cols)} FROM {table} t"
-                    f" {_JOINS.get(table, 'WHERE t.kb_id = ?')} ORDER BY t.rowid",
-                    [kb.id],
-                )
-            )
-            for table, cols in TABLES.items()
-        }
-    records, dense = _fetch_vectors(service, kb, tables)
+    meta, tables = stores.catalog.dump_kb(kb)
+    records, dense = _fetch_vectors(stores.vectors, kb, tables)
     counts = {table: len(rows) for table, rows in tables.items()} | {"vectors": len(records)}
-    row = next(
-        iter(service._catalog.db.query("SELECT * FROM knowledge_bases WHERE id = ?", [kb.id]))
-    )
-    meta = {k: row[k] for k in ("name", "description", "build_mode", "analysis", "created_at")}
     manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "kb": meta | {"tags": list(kb.tags)},
+        "kb": meta,
         "embedding": {"name": kb.embedding, "dimension": kb.dimension},
         "counts": counts,
         "exported_at": time.time(),
@@ -111,12 +108,11 @@ def export_kb(service: KnowledgeService, name: str, path: Path | str) -> dict[st
 
 
 def _fetch_vectors(
-    service: KnowledgeService, kb: KnowledgeBase, tables: dict[str, list[dict[str, Any]]]
+    vectors: VectorStore, kb: KnowledgeBase, tables: dict[str, list[dict[str, Any]]]
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
     """The vectors of every chunk, question, entity and relation the catalog rows name."""
     pks = [primary_key(k, int(r["id"])) for k, t in _KIND_TABLE.items() for r in tables[t]]
-    found = service._vectors.fetch(kb.dimension, pks)
-    found = [r for r in found if int(r["kb"]) == kb.id]
+    found = [r for r in vectors.fetch(kb.dimension, pks) if int(r["kb"]) == kb.id]
     found.sort(key=lambda r: (KINDS.index(r["kind"]), int(r["ref_id"])))
     records = [
         {"kind": r["kind"], "ref_id": int(r["ref_id"]), "doc": int(r["doc"]), "text": r["text"]}
@@ -129,109 +125,34 @@ def _fetch_vectors(
 # --- import --------------------------------------------------------------------------------
 
 
-def import_kb(
-    service: KnowledgeService, path: Path | str, as_name: str | None = None
-) -> dict[str, Any]:
-    """Restore the archive at `path` as a new knowledge base (named `as_name` if given)."""
-    path = Path(path)
-    service.authorize("build")
-    archive = read_archive(path)
+def import_kb(stores: Stores, archive: Archive, name: str, path: Path) -> dict[str, Any]:
+    """Restore a read archive as the new knowledge base `name` (whose name the caller checked
+    is free), all or nothing; return what it holds."""
     meta, embedding = archive.manifest["kb"], archive.manifest["embedding"]
-    name = (as_name if as_name is not None else meta["name"]).strip()
-    try:
-        # A name taken by a knowledge base the user may not see is refused without saying so.
-        service.check_name_free(name)
-    except StoreError as exc:
-        raise StoreError(f"{exc} Import under another name with --as NAME.") from exc
-    target = (service.embedder.name, int(service.embedder.dimension))
+    target = (stores.embedder.name, int(stores.embedder.dimension))
     reuse = (embedding["name"], embedding["dimension"]) == target
-    kb_id, ids = _insert_catalog(service, archive, name, target)
     try:
-        written = _write_vectors(service, archive, kb_id, ids, reuse)
+        kb, ids = stores.catalog.load_kb(name, meta, archive.tables, embedding=target)
+    except ParseError as exc:
+        raise ParseError(f"The archive is inconsistent: {exc}.") from exc
+    try:
+        written = _write_vectors(stores, archive, kb.id, ids, reuse)
         docs = archive.tables["documents"]
-        service._catalog.mark_indexed(
+        stores.catalog.mark_indexed(
             ids["documents"][int(d["id"])] for d in docs if d["status"] == "indexed"
         )
     except BaseException:
         with contextlib.suppress(Exception):  # the catalog, the source of truth, goes below
-            service._vectors.delete(target[1], kb=kb_id)
-            service._vectors.flush(target[1])
-        service._catalog.delete_kb(kb_id)
+            stores.vectors.delete(target[1], kb=kb.id)
+            stores.vectors.flush(target[1])
+        stores.catalog.delete_kb(kb.id)
         raise
     counts = {t: len(rows) for t, rows in archive.tables.items()} | {"vectors": written}
     summary = _summary(name, path, target[0], target[1], counts)
     return summary | {"source": meta["name"], "reembedded": not reuse}
 
 
-def _insert_catalog(
-    service: KnowledgeService, archive: Archive, name: str, embedding: tuple[str, int]
-) -> tuple[int, dict[str, dict[int, int]]]:
-    """Insert every row under new ids in one transaction; return the KB id and old -> new ids."""
-    meta = archive.manifest["kb"]
-    ids: dict[str, dict[int, int]] = {t: {} for t in TABLES}
-    try:
-        with service._catalog.transaction():  # create_kb joins it: it checks the name rules
-            kb = service._catalog.create_kb(
-                name,
-                mode=meta["build_mode"],
-                tags=[str(t) for t in meta.get("tags", [])],
-                description=str(meta.get("description", "")),
-                embedding=embedding[0],
-                dimension=embedding[1],
-            )
-            service._catalog.db.execute(
-                "UPDATE knowledge_bases SET analysis = ?, created_at = ? WHERE id = ?",
-                (meta["analysis"], float(meta.get("created_at") or time.time()), kb.id),
-            )
-            for table in TABLES:
-                _insert_rows(service, table, archive.tables[table], kb.id, ids)
-    except sqlite3.Error as exc:
-        raise StoreError(f"The catalog refused the import: {exc}.") from exc
-    except (TypeError, ValueError) as exc:
-        raise ParseError(f"The archive's {MANIFEST} garbles the knowledge base.") from exc
-    return kb.id, ids
-
-
-def _insert_rows(
-    service: KnowledgeService,
-    table: str,
-    rows: Sequence[dict[str, Any]],
-    kb_id: int,
-    ids: dict[str, dict[int, int]],
-) -> None:
-    """Insert one table's archived rows with remapped keys, noting each new id in `ids`."""
-    cols = TABLES[table]
-    own = [c for c in cols if c != "id"]
-    marks = ", ".join("?" * (len(own) + (table in _HAS_KB)))
-    kb_col = ", kb_id" if table in _HAS_KB else ""
-    sql = f"INSERT INTO {table} ({', '.join(own)}{kb_col}) VALUES ({marks})"
-    for number, row in enumerate(rows, 1):
-        try:
-            values = [_remap(ids, c, row[c]) for c in own] + ([kb_id] if kb_col else [])
-            if table == "documents" and row["status"] == "indexed":
-                values[own.index("status")] = "chunked"  # `indexed` once its vectors are in
-            new_id = service._catalog.db.execute(sql, values).lastrowid
-            if "id" in cols:
-                ids[table][int(row["id"])] = int(new_id or 0)
-        except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
-            raise ParseError(
-                f"The archive is inconsistent: row {number} of {table} cannot be restored ({exc})."
-            ) from exc
-
-
-def _remap(ids: dict[str, dict[int, int]], column: str, value: Any) -> Any:
-    """The new id for a foreign key (KeyError when it points at no archived row)."""
-    table = _REFS.get(column)
-    return value if table is None else ids[table][int(value)]
-
-
-def _write_vectors(
-    service: KnowledgeService,
-    archive: Archive,
-    kb_id: int,
-    ids: dict[str, dict[int, int]],
-    reuse: bool,
-) -> int:
+def _write_vectors(stores: Stores, archive: Archive, kb_id: int, ids: Ids, reuse: bool) -> int:
     """Upsert every archived vector under the new ids, re-embedding unless `reuse`."""
     records = []
     for r in archive.records:
@@ -241,18 +162,22 @@ def _write_vectors(
         except (KeyError, TypeError, ValueError) as exc:
             raise ParseError(f"The archive has a vector for a missing row ({exc!r}).") from exc
         records.append((r["kind"], ref, doc, str(r["text"]), int(r["ref_id"])))
-    raw = {} if reuse else _embedded_texts(service, archive, ids)
-    dimension = int(service.embedder.dimension)
-    batch = max(1, service.settings.embed_batch)
+    raw = _embedded_texts(stores.graph, archive, ids)
+    records = [
+        (kind, ref, doc, _analysed(kind, raw.get((kind, old)), text), old)
+        for kind, ref, doc, text, old in records
+    ]
+    dimension = int(stores.embedder.dimension)
+    batch = max(1, stores.embed_batch)
     for start in range(0, len(records), batch):
         part = records[start : start + batch]
         if reuse:
             vectors: Any = archive.dense[start : start + batch]
         else:
-            vectors = service.embedder.embed(
+            vectors = stores.embedder.embed(
                 [raw.get((k, old), text) for k, _, _, text, old in part]
             )
-        service._vectors.upsert(
+        stores.vectors.upsert(
             dimension,
             [
                 VectorRecord(kb=kb_id, doc=doc, kind=kind, ref_id=ref, text=text, vector=vector)
@@ -260,13 +185,18 @@ def _write_vectors(
             ],
         )
     if records:
-        service._vectors.flush(dimension)
+        stores.vectors.flush(dimension)
     return len(records)
 
 
-def _embedded_texts(
-    service: KnowledgeService, archive: Archive, ids: dict[str, dict[int, int]]
-) -> dict[tuple[str, int], str]:
+def _analysed(kind: str, raw: str | None, archived: str) -> str:
+    """The BM25 text of a chunk or question under today's analysis (entities go in as named)."""
+    if kind in ("chunk", "question") and raw is not None:
+        return bm25_text(raw, ANALYSIS_VERSION)
+    return archived
+
+
+def _embedded_texts(graph: GraphStore, archive: Archive, ids: Ids) -> dict[tuple[str, int], str]:
     """(kind, archived id) -> the text a build embeds for it (not the BM25-analysed one)."""
     titles = {int(d["id"]): d["title"] for d in archive.tables["documents"]}
     out = {
@@ -282,7 +212,7 @@ def _embedded_texts(
     }
     out |= {("question", int(q["id"])): q["text"] for q in archive.tables["questions"]}
     new_to_old = {new: old for old, new in ids["entities"].items()}
-    texts = service._graph.entity_text(list(new_to_old))
+    texts = graph.entity_text(list(new_to_old))
     out |= {("entity", new_to_old[new]): text for new, text in texts.items()}
     return out
 

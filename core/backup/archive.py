@@ -20,6 +20,7 @@ import numpy as np
 from core.errors import ParseError, StoreError
 from core.models import BUILD_MODES
 from core.store.analysis import ANALYSIS_VERSION
+from core.store.kb_rows import KB_TABLES
 from core.store.vectors import KINDS
 
 __all__ = [
@@ -35,22 +36,7 @@ __all__ = [
 FORMAT = "zhixing-kb"
 FORMAT_VERSION = 1
 
-# Columns per table, in dependency order (a table only refers to tables before it). `kb_id` is
-# left out: on import it is the new knowledge base's id.
-TABLES: dict[str, tuple[str, ...]] = {
-    table: tuple(columns.split())
-    for table, columns in {
-        "documents": "id source sha256 kind title pages chunks status error added_at",
-        "chunks": "id document_id ordinal text heading_path page_start page_end line_start line_end",
-        "questions": "id chunk_id text line_start line_end",
-        "entities": "id key type name description aliases attributes",
-        "entity_aliases": "key type entity_id",
-        "relations": "id source_id target_id type description weight",
-        "entity_mentions": "entity_id chunk_id name description",
-        "relation_mentions": "relation_id chunk_id description",
-        "degraded_chunks": "chunk_id reason",
-    }.items()
-}
+TABLES = KB_TABLES  # the tables of one knowledge base, in dependency order
 MANIFEST = "manifest.json"
 _RECORDS = "vectors/records.jsonl"
 _DENSE = "vectors/dense.npy"
@@ -187,7 +173,7 @@ def _check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
             f"{path} has archive format version {version!r}; this Zhixing reads version"
             f" {FORMAT_VERSION} only."
         )
-    kb, embedding = manifest.get("kb"), manifest.get("embedding")
+    kb, embedding = manifest.get("kb") or {}, manifest.get("embedding") or {}
     try:
         ok = kb["build_mode"] in BUILD_MODES and isinstance(manifest["counts"], dict)
         ok = ok and all(isinstance(v, str) for v in (kb["name"], embedding["name"]))

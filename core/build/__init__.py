@@ -2,8 +2,9 @@
 
 from core.build.durable import BuildBusyError, JobRecord
 from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink
-from core.build.pipeline import BuildPipeline, embedding_text
+from core.build.pipeline import BuildPipeline
 from core.build.remove import remove_documents
+from core.build.texts import embedding_text
 
 __all__ = [
     "BuildBusyError",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.build.events import BuildReport, ProgressEvent, ProgressSink
+from core.choices import JobState
 from core.config import Settings
 from core.errors import ZhixingError, internal_error
 from core.ingest import sanitize_name
@@ -50,8 +51,13 @@ LOG_FAILED = "构建失败：{error}"
 BUSY = "知识库「{kb}」正在构建中，请等它完成或先取消，再操作。"
 NOTHING_TO_BUILD = "没有要构建的文件。"
 
-RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
-PAUSED = "paused"  # the LLM endpoint is away; the job waits for it (core.build.pause)
+RUNNING, DONE, FAILED, CANCELLED = (
+    JobState.RUNNING,
+    JobState.DONE,
+    JobState.FAILED,
+    JobState.CANCELLED,
+)
+PAUSED = JobState.PAUSED  # the LLM endpoint is away; the job waits for it (core.build.pause)
 ACTIVE = (RUNNING, PAUSED)
 _MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event; cap the memory
 _MAX_FINISHED = 50  # finished jobs kept for their summaries

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.choices import JobState
 from core.errors import ZhixingError
 from core.models import KnowledgeBase
 
@@ -36,8 +37,8 @@ __all__ = [
 
 # running | paused: a build is (or was, if its process died) at work; the others are final,
 # except `interrupted`, which `resume` picks up.
-ACTIVE = ("running", "paused")
-_ENDED = ("done", "failed", "cancelled")
+ACTIVE = (JobState.RUNNING, JobState.PAUSED)
+_ENDED = (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
 
 
 class BuildBusyError(ZhixingError):

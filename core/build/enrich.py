@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from core.embed import Embedder
 from core.errors import LLMError, LLMOutputError
 from core.extract import offline_knowledge
 from core.llm.boundary import Rejections
+from core.llm.protocol import LLM
 from core.llm.schemas import ChunkKnowledge
 from core.models import Chunk, KnowledgeBase
 from core.store import VectorStore
@@ -72,7 +73,7 @@ class Enricher:
         graph: GraphStore,
         vectors: VectorStore,
         embedder: Embedder,
-        llm: object | None = None,
+        llm: LLM | None = None,
         guard: Callable[[Callable[[], Any]], Any] | None = None,
     ) -> None:
         """`guard` runs each LLM call (the pipeline's PauseGuard waits out a lost endpoint)."""
@@ -117,7 +118,8 @@ class Enricher:
         return result
 
     def _extract(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | Exception]:
-        if self.llm is None:
+        llm = self.llm
+        if llm is None:
             # Offline, an index-mode chunk is indexed by its text alone: the heuristic
             # questions made retrieval worse on every set measured (issue 15), so they are
             # neither written nor searched, and the graph mode keeps only its entities.
@@ -137,9 +139,7 @@ class Enricher:
         ]
 
         def call() -> list[ChunkKnowledge | Exception]:
-            out = self.llm.call_many(  # type: ignore[attr-defined]
-                PROMPTS["chunk_knowledge"], variables, self.rejections
-            )
+            out = llm.call_many(PROMPTS["chunk_knowledge"], variables, self.rejections)
             from core.llm.retry import (
                 EndpointFailingError,
                 EndpointRefusedError,
@@ -157,7 +157,7 @@ class Enricher:
             # that fails whole means the endpoint is failing, and is waited out like an outage.
             if len(out) > 1 and all(isinstance(a, EndpointFailingError) for a in out):
                 raise EndpointUnreachableError(str(failed[0]))
-            return out
+            return cast(list[ChunkKnowledge | Exception], out)  # the prompt's schema
 
         return self._guard(call)
 
@@ -303,7 +303,8 @@ class Enricher:
 
     def _confirm(self, name: str, type_: str, entity_id: int) -> bool:
         """With an LLM, confirm a similarity merge (one fast call); offline, trust similarity."""
-        if self.llm is None:
+        llm = self.llm
+        if llm is None:
             return True
         from core.llm import PROMPTS
 
@@ -320,7 +321,7 @@ class Enricher:
         }
         try:
             verdict = self._guard(
-                lambda: self.llm.call(PROMPTS["same_entity"], variables, self.rejections)  # type: ignore[attr-defined]
+                lambda: llm.call(PROMPTS["same_entity"], variables, self.rejections)
             )
         except LLMError as exc:
             if _unreachable(exc):
@@ -333,7 +334,8 @@ class Enricher:
 
     def summarize_long(self, entity_ids: Sequence[int]) -> None:
         """With an LLM, summarize entity descriptions that grew past the limit."""
-        if self.llm is None:
+        llm = self.llm
+        if llm is None:
             return
         from core.llm import PROMPTS
         from core.llm.retry import EndpointUnreachableError
@@ -347,9 +349,7 @@ class Enricher:
         ]
 
         def call() -> list[Any]:
-            out = self.llm.call_many(  # type: ignore[attr-defined]
-                PROMPTS["summarize_description"], variables, self.rejections
-            )
+            out = llm.call_many(PROMPTS["summarize_description"], variables, self.rejections)
             for answer in out:  # a lost endpoint is waited out, not taken as "no summary"
                 if isinstance(answer, EndpointUnreachableError):
                     raise answer

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.build.events import ItemFailure
 from core.build.sources import collect_files, iter_units
+from core.build.texts import embedding_text
 from core.errors import ParseError
 from core.ingest import chunk_document
 from core.models import KnowledgeBase
@@ -100,7 +101,6 @@ def estimate_add(
     """
     if not worth_estimating(pipeline):
         return None
-    from core.build.pipeline import embedding_text
     from core.embed import embedding_seconds
 
     settings = pipeline.settings

@@ -35,6 +35,8 @@ from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressS
 from core.build.pause import BuildCancelled, PauseGuard
 from core.build.remove import remove_documents
 from core.build.sources import Unit, collect_files, count_units, iter_units
+from core.build.texts import embedding_text
+from core.choices import JobState
 from core.config import Settings
 from core.embed import Embedder
 from core.errors import (
@@ -46,6 +48,7 @@ from core.errors import (
     internal_error,
 )
 from core.ingest import chunk_document
+from core.llm.protocol import LLM
 from core.models import Chunk, KnowledgeBase, ParsedDocument
 from core.store import Catalog, VectorRecord, VectorStore
 from core.store.analysis import bm25_text
@@ -58,13 +61,6 @@ log = logging.getLogger(__name__)
 
 _EVENT_INTERVAL_S = 0.25
 _MAX_INFLIGHT = 3
-
-
-def embedding_text(title: str, chunk: Chunk) -> str:
-    """The text that is embedded and BM25-indexed: title and heading path give a chunk context."""
-    head = [title] if title else []
-    head += [h for h in chunk.heading_path if h and h != title]
-    return "\n".join([" > ".join(head), chunk.text]) if head else chunk.text
 
 
 @dataclass
@@ -84,7 +80,7 @@ class BuildPipeline:
         settings: Settings,
         *,
         graph: GraphStore | None = None,
-        llm: object | None = None,
+        llm: LLM | None = None,
     ) -> None:
         self.catalog = catalog
         self.vectors = vectors
@@ -107,7 +103,7 @@ class BuildPipeline:
     def interrupted_jobs(self, kb: KnowledgeBase | None = None) -> list[JobRecord]:
         """The jobs a kill or a lost endpoint left unfinished, oldest first."""
         self.catalog.interrupt_dead_jobs(process_alive)
-        rows = self.catalog.jobs(kb.id if kb else None, status="interrupted")
+        rows = self.catalog.jobs(kb.id if kb else None, status=JobState.INTERRUPTED)
         return [JobRecord.from_row(r) for r in rows]
 
     def resume_interrupted(
@@ -226,17 +222,20 @@ class _Run:
                 f" (process {busy.pid}); wait for it to finish, then try again."
             ) from None
 
-    def _build(self, files: list[tuple[Path, str]]) -> str:
+    def _build(self, files: list[tuple[Path, str]]) -> JobState:
         """Run the stages; return how the job ended (a store failure propagates, `failed`)."""
         self._event("scan", f"{self.total} document(s) to consider", force=True)
-        status = "failed"
+        status: JobState = JobState.FAILED
         try:
+            warm = getattr(self.p.embedder, "warm", None)
+            if warm is not None:  # a model in this process loads while the first files parse
+                self._embedder.submit(warm)
             self.p.vectors.ensure_collection(self.kb.dimension)
             states = self.p.catalog.document_states(self.kb.id)
-            ended = "done"
+            ended = JobState.DONE
             for unit in iter_units(files, workers=self.p.settings.workers):
                 if self.cancel.is_set():
-                    ended = "cancelled"
+                    ended = JobState.CANCELLED
                     break
                 if isinstance(unit, ItemFailure):
                     self.report.failed.append(unit)
@@ -248,12 +247,12 @@ class _Run:
             self._wait()
             status = ended
         except BuildCancelled:
-            status = "cancelled"  # while paused: the batch in hand is redone by a resume
+            status = JobState.CANCELLED  # while paused: the batch in hand is redone by a resume
         except LLMError as exc:
             # The endpoint is refusing, or stayed away past the longest pause: stop rather than
             # degrade every chunk. What is indexed stays; a resume redoes the rest, its finished
             # LLM calls coming from the cache.
-            status = "interrupted"
+            status = JobState.INTERRUPTED
             waited = (
                 f" The build waited {self.p.settings.llm_max_pause_s:.0f} s for it and stopped;"
                 if self.guard.pauses
@@ -269,11 +268,11 @@ class _Run:
             # Seal what was written, however the build ended, so that search stays fast.
             with contextlib.suppress(StoreError):
                 self.p.vectors.flush(self.kb.dimension)
-            if status == "failed":  # an exception is on its way up: record the job first
+            if status == JobState.FAILED:  # an exception is on its way up: record the job first
                 self._finish(status, "", self.staging)
         return status
 
-    def _finish(self, status: str, message: str, staging: str) -> None:
+    def _finish(self, status: JobState, message: str, staging: str) -> None:
         if self.job:
             # A full disk may refuse this write too: the row then says `running` for a process
             # that ends, which the next build or resume reads as `interrupted`.
@@ -290,12 +289,12 @@ class _Run:
 
     def _paused(self, message: str) -> None:
         with contextlib.suppress(StoreError):
-            self.p.catalog.set_job_status(self.job, "paused", message)
+            self.p.catalog.set_job_status(self.job, JobState.PAUSED, message)
         self._event("paused", message, force=True)
 
     def _unpaused(self) -> None:
         with contextlib.suppress(StoreError):
-            self.p.catalog.set_job_status(self.job, "running")
+            self.p.catalog.set_job_status(self.job, JobState.RUNNING)
         self._event("resumed", "the LLM endpoint answers again; the build goes on", force=True)
 
     def _build_unit(self, unit: Unit, states: dict[str, tuple[int, str, str]]) -> None:

@@ -107,6 +107,11 @@ def iter_units(
         yield Unit(source=source, sha256=sha, kind=kind, load=load)
 
 
+def _loaded(document: ParsedDocument) -> Callable[[], ParsedDocument]:
+    """A `load` for a document a corpus file already parsed."""
+    return lambda: document
+
+
 def _corpus_units(path: Path, source: str) -> Iterator[Unit | ItemFailure]:
     try:
         records = iter_jsonl(path)
@@ -116,6 +121,6 @@ def _corpus_units(path: Path, source: str) -> Iterator[Unit | ItemFailure]:
                 continue
             text = item.pages[0].text if item.pages else ""
             sha = hashlib.sha256(f"{item.title}\x00{text}".encode()).hexdigest()
-            yield Unit(source=item.source, sha256=sha, kind="jsonl", load=lambda d=item: d)
+            yield Unit(source=item.source, sha256=sha, kind="jsonl", load=_loaded(item))
     except ParseError as exc:
         yield ItemFailure(source, str(exc))

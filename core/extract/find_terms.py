@@ -167,9 +167,9 @@ def find_mentions(
         for m in _METHOD_CALL.finditer(text):
             add(Mention(f"{m.group(1)}()", "artifact", m.start(1), m.end(1), 1.2))
         return sorted(found, key=lambda m: (m.start, -m.end))
-    for pattern, kind, weight, name, attrs in _IDENTIFIERS:
+    for pattern, kind, weight, named, attrs in _IDENTIFIERS:
         for m in pattern.finditer(text):
-            add(Mention(name(m), kind, m.start(), m.end(), weight, attributes=attrs(m)))
+            add(Mention(named(m), kind, m.start(), m.end(), weight, attributes=attrs(m)))
     for term in code_terms:
         if _CODE_TERM.match(term) and (term.lower() != term or re.search(r"[(_.\-]", term)):
             for m in re.finditer(re.escape(term), text):

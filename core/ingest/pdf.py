@@ -75,13 +75,23 @@ def _check_size(path: Path, source: str) -> None:
         )
 
 
+def _declares_encryption(path: Path) -> bool:
+    """Whether the file has an encryption dictionary (`/Encrypt` in a trailer)."""
+    try:
+        return b"/Encrypt" in path.read_bytes()
+    except OSError:
+        return False
+
+
 def _vet(path: Path, source: str) -> tuple[int, str] | None:
     """Open the file once: its page count and metadata title, or None if pdfium cannot."""
     try:
         document = open_pdf(path)
     except pdfium.PdfiumError as exc:
         message = str(exc).lower()
-        if "password" in message or "security" in message:
+        # pdfium's last error is per thread and may be stale (a zero-page file can fail to load
+        # with an earlier file's "password" error): believe it only of a file that says so.
+        if ("password" in message or "security" in message) and _declares_encryption(path):
             raise ParseError(
                 f"{source} is encrypted (password-protected); decrypt it and add it again."
             ) from None

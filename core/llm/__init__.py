@@ -22,6 +22,7 @@ from core.llm.prompts import (
     estimate_tokens,
     number_lines,
 )
+from core.llm.protocol import LLM, ToolCallingLLM
 from core.llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation, IndexQuestion
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from core.llm.retry import EndpointUnreachableError, LLMStats
 
 __all__ = [
+    "LLM",
     "PROMPTS",
     "ChunkKnowledge",
     "EndpointUnreachableError",
@@ -44,6 +46,7 @@ __all__ = [
     "OpenAIEmbedder",
     "Prompt",
     "SameEntity",
+    "ToolCallingLLM",
     "cache_key",
     "chunk_knowledge_variables",
     "estimate_tokens",

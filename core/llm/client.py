@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal, cast
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from core.config import Settings
 from core.errors import LLMError, LLMOutputError
@@ -89,7 +89,8 @@ class LLMClient:
         self._policy = RetryPolicy(max_attempts=max_attempts, backoff_s=backoff_s)
         # Bounds requests in flight across every caller of this client, not only call_many.
         self._slots = threading.BoundedSemaphore(settings.llm_concurrency)
-        self._runnables: dict[tuple[str, type[BaseModel]], Runnable] = {}
+        # (model, schema) for structured output; ("tools", tool names) for tool calling.
+        self._runnables: dict[tuple[str, Any], Runnable] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -325,17 +326,17 @@ class LLMClient:
 
     def _tool_model(self, key: tuple[str, ...], tools: Sequence[Mapping[str, Any]]) -> Runnable:
         with self._lock:
-            model = self._runnables.get(("tools", key))  # type: ignore[index]
+            model = self._runnables.get(("tools", key))
             if model is None:
                 model = ChatOpenAI(
                     model=self.settings.chat_model,
-                    api_key=self.settings.openai_api_key or _PLACEHOLDER_KEY,
+                    api_key=SecretStr(self.settings.openai_api_key or _PLACEHOLDER_KEY),
                     base_url=self.base_url,
                     timeout=self.timeout_s,
                     max_retries=0,
                     use_responses_api=False,
-                ).bind_tools(list(tools))
-                self._runnables[("tools", key)] = model  # type: ignore[index]
+                ).bind_tools([dict(t) for t in tools])
+                self._runnables[("tools", key)] = model
             return model
 
     def _runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
@@ -349,7 +350,7 @@ class LLMClient:
     def _build_runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
         llm = ChatOpenAI(
             model=model,
-            api_key=self.settings.openai_api_key or _PLACEHOLDER_KEY,
+            api_key=SecretStr(self.settings.openai_api_key or _PLACEHOLDER_KEY),
             base_url=self.base_url,
             timeout=self.timeout_s,
             max_retries=0,  # ours count and word every retry (core.llm.retry)
@@ -366,7 +367,8 @@ class LLMClient:
                 "schema": _schema_json(schema),
                 "strict": False,
             }
-        return llm.with_structured_output(target, method=self.method, include_raw=True)
+        method = cast(Literal["function_calling", "json_mode", "json_schema"], self.method)
+        return llm.with_structured_output(target, method=method, include_raw=True)
 
 
 def make_client(settings: Settings, cache: LLMCache | None) -> LLMClient | None:
@@ -383,8 +385,8 @@ def _reply_text(message: AIMessage) -> str:
     for call in message.invalid_tool_calls:
         if call.get("args"):
             return str(call["args"])
-    for call in message.tool_calls:
-        return json.dumps(call.get("args", {}), ensure_ascii=False)
+    for made in message.tool_calls:
+        return json.dumps(made.get("args", {}), ensure_ascii=False)
     return ""
 
 

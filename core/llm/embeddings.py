@@ -12,6 +12,7 @@ import threading
 import numpy as np
 import openai
 from langchain_openai import OpenAIEmbeddings
+from pydantic import SecretStr
 
 from core.config import Settings
 from core.errors import ConfigError, LLMError
@@ -66,7 +67,7 @@ class OpenAIEmbedder:
         self._probe_lock = threading.Lock()
         self._client = OpenAIEmbeddings(
             model=model,
-            api_key=settings.openai_api_key or _PLACEHOLDER_KEY,
+            api_key=SecretStr(settings.openai_api_key or _PLACEHOLDER_KEY),
             base_url=self.base_url,
             check_embedding_ctx_length=False,  # raw text: what non-OpenAI servers accept
             chunk_size=batch_size,

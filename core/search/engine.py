@@ -6,10 +6,12 @@ only see integer knowledge-base ids; names were resolved in the catalog before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Hashable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
+from core.choices import Strategy
 from core.embed import Embedder, embed_queries
 from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase
@@ -40,7 +42,7 @@ __all__ = [
     "parse_strategies",
 ]
 
-STRATEGIES = ("basic", "hyde", "split", "generalize", "keyword", "graph")
+STRATEGIES = tuple(s.value for s in Strategy)  # basic, hyde, split, generalize, keyword, graph
 AVAILABLE_STRATEGIES = STRATEGIES
 # With an LLM every strategy is a real rewrite of the question and all six run. Offline, hyde,
 # split, generalize and graph are rules (pseudo-relevance feedback, conjunction splits, broader
@@ -48,7 +50,7 @@ AVAILABLE_STRATEGIES = STRATEGIES
 # (benchmarks/bench_quality.py --per-strategy; README "Retrieval quality"), so the offline
 # default is the two direct searches; the others stay selectable.
 DEFAULT_STRATEGIES = STRATEGIES
-OFFLINE_STRATEGIES = ("basic", "keyword")
+OFFLINE_STRATEGIES = (Strategy.BASIC.value, Strategy.KEYWORD.value)
 
 Ranked = list[list[int]]  # per query, chunk ids best first
 # BM25 searches chunks and the question index; its hits bring their indexed text for the
@@ -84,12 +86,8 @@ def parse_strategies(value: str | Sequence[str]) -> tuple[str, ...]:
         raise ZhixingError(
             f"No search strategy was given; use one or more of {', '.join(STRATEGIES)}."
         )
-    for name in names:
-        if name not in STRATEGIES:
-            raise ZhixingError(
-                f"Unknown search strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}."
-            )
-    return tuple(dict.fromkeys(names))
+    parsed = [Strategy.parse(name).value for name in names]
+    return tuple(dict.fromkeys(parsed))
 
 
 class SearchEngine:
@@ -185,7 +183,7 @@ class SearchEngine:
                 link_at(
                     hits,
                     [chunk for chunk, _ in linked],
-                    document=lambda c, d=document: d.get(c, ("chunk", c)),
+                    document=partial(_document_of, document),
                     avoid=own,
                 )
             )
@@ -237,12 +235,15 @@ class SearchEngine:
             )
         vectors = embed_queries(self.embedder, queries)
         basic_f = self._pool.submit(runner.basic, vectors)
-        futures = {}
+        futures: dict[str, Future[Ranked]] = {}
         if "graph" in strategies:
             futures["graph"] = self._pool.submit(runner.graph_walk, queries, vectors)
         rewrites = rewrites_f.result()
-        if "keyword" in strategies:
-            futures["keyword"] = self._pool.submit(runner.keyword, queries, rewrites)
+        keyword_f = (
+            self._pool.submit(runner.keyword, queries, rewrites)
+            if "keyword" in strategies
+            else None
+        )
         if "split" in strategies:
             futures["split"] = self._pool.submit(runner.split, rewrites)
         if "generalize" in strategies:
@@ -254,8 +255,9 @@ class SearchEngine:
         ranked = {name: f.result() for name, f in futures.items()}
         ranked["basic"] = basic
         signals: list[KeywordSignal | None] = [None for _ in queries]
-        if "keyword" in ranked:
-            ranked["keyword"], signals = ranked["keyword"]
+        if keyword_f is not None:
+            ranked["keyword"], found = keyword_f.result()
+            signals = list(found)
         return StrategyLists({name: ranked[name] for name in strategies}, named, signals)
 
     def _bm25(
@@ -315,3 +317,8 @@ def _hit(row: dict, score: float, ranks: dict[str, int]) -> Hit:
         line_end=row["line_end"],
         kb=row["kb"],
     )
+
+
+def _document_of(documents: Mapping[int, int], chunk: int) -> Hashable:
+    """The document a chunk belongs to, for the title link (an unknown chunk stands alone)."""
+    return documents.get(chunk, ("chunk", chunk))

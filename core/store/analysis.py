@@ -55,7 +55,7 @@ def bm25_text(text: str, version: int = ANALYSIS_VERSION) -> str:
     """Return `text` as BM25 should see it under the given analysis version (0: raw)."""
     if version < 1:
         return text
-    words = []
+    words: list[str] = []
     for token in _TOKEN.findall(text):
         if _CJK_RUN.fullmatch(token):
             words.extend(_chinese(token) if version >= 2 else [token])

@@ -21,10 +21,12 @@ from typing import Any
 
 import sqlite_utils
 
-from core.errors import NotFoundError, StoreError
-from core.models import BUILD_MODES, Chunk, KnowledgeBase, StoredDocument
+from core.choices import BuildMode
+from core.errors import NotFoundError, StoreError, ZhixingError
+from core.models import Chunk, KnowledgeBase, StoredDocument
 from core.store.analysis import ANALYSIS_VERSION
 from core.store.job_table import JobBusy, JobsMixin
+from core.store.kb_rows import KbRowsMixin
 
 __all__ = ["Catalog", "JobBusy"]
 
@@ -99,7 +101,7 @@ _JOB_COLUMNS = (
 _DOC_COLUMNS = "id, kb_id, source, sha256, kind, title, pages, chunks, status, error"
 
 
-class Catalog(JobsMixin):
+class Catalog(JobsMixin, KbRowsMixin):
     """The catalog of one Zhixing home. Safe to share between threads of one process."""
 
     def __init__(self, path: Path | str) -> None:
@@ -181,10 +183,10 @@ class Catalog(JobsMixin):
         dimension: int = 512,
     ) -> KnowledgeBase:
         name = _check_kb_name(name)
-        if mode not in BUILD_MODES:
-            raise StoreError(
-                f"Build mode {mode!r} is unknown; use one of {', '.join(BUILD_MODES)}."
-            )
+        try:
+            mode = BuildMode.parse(mode).value
+        except ZhixingError as exc:
+            raise StoreError(str(exc)) from None
         if self.find_kb(name) is not None:
             raise StoreError(f"A knowledge base named {name!r} already exists.")
         with self.transaction():
@@ -343,7 +345,7 @@ class Catalog(JobsMixin):
             self._execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
     def document_ids(self, kb_id: int, *, status: str | None = None) -> list[int]:
-        sql, params = "SELECT id FROM documents WHERE kb_id = ?", [kb_id]
+        sql, params = "SELECT id FROM documents WHERE kb_id = ?", list[Any]([kb_id])
         if status is not None:
             sql += " AND status = ?"
             params.append(status)

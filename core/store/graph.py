@@ -501,7 +501,8 @@ class GraphStore:
     ) -> tuple[list[tuple[int, int]], int]:
         """(entity id, degree) of the best-connected entities, highest degree first, and how
         many entities pass the filters in all. `types` None or empty means every type."""
-        where, params = ["e.kb_id = ?", "COALESCE(d.n, 0) >= ?"], [kb_id, kb_id, kb_id, min_degree]
+        where = ["e.kb_id = ?", "COALESCE(d.n, 0) >= ?"]
+        params: list[Any] = [kb_id, kb_id, kb_id, min_degree]
         if types:
             where.append(f"e.type IN ({','.join('?' * len(types))})")
             params.extend(types)

@@ -7,15 +7,18 @@ A mixin of `Catalog`: the `jobs` table is in the catalog's schema, the methods l
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
+from core.choices import JobState
 from core.errors import StoreError
 
 __all__ = ["ACTIVE_JOBS", "JobBusy", "JobsMixin"]
 
-ACTIVE_JOBS = ("running", "paused")
+ACTIVE_JOBS = tuple(s.value for s in JobState if s.active)  # running, paused
 
 
 class JobBusy(StoreError):
@@ -28,6 +31,11 @@ class JobBusy(StoreError):
 
 class JobsMixin:
     """The job methods of `Catalog`; they use its `transaction`, `_rows` and `_execute`."""
+
+    # Provided by `Catalog` (declared for the type checker).
+    transaction: Callable[[], AbstractContextManager[None]]
+    _rows: Callable[[str, Sequence[Any]], list[dict[str, Any]]]
+    _execute: Callable[[str, Sequence[Any]], sqlite3.Cursor]
 
     def claim_job(
         self,
@@ -108,7 +116,7 @@ class JobsMixin:
 
     def jobs(self, kb_id: int | None = None, *, status: str | None = None) -> list[dict[str, Any]]:
         """Job rows, oldest first: of one knowledge base and/or in one status."""
-        sql, params = "SELECT * FROM jobs WHERE 1 = 1", []
+        sql, params = "SELECT * FROM jobs WHERE 1 = 1", list[Any]()
         if kb_id is not None:
             sql += " AND kb_id = ?"
             params.append(kb_id)

@@ -96,7 +96,7 @@ class UserStore:
         rows = self.catalog._rows("SELECT * FROM users WHERE name = ?", (name,))
         return _user(rows[0]) if rows else None
 
-    def list(self) -> list[StoredUser]:
+    def all(self) -> list[StoredUser]:
         return [_user(r) for r in self.catalog._rows("SELECT * FROM users ORDER BY name")]
 
     def remove(self, name: str) -> bool:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.models import Hit
 
 if TYPE_CHECKING:
     from core.ask import AgenticResult
+    from core.llm.protocol import LLM, ToolCallingLLM
     from core.task.workspace import Workspace
+    from core.trace import EventSink
 
 __all__ = ["MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
 
@@ -25,18 +27,18 @@ class TaskContext:
 
     `research(text, on_event)` runs the agentic knowledge search (docs/architecture.md §6) and returns its
     `AgenticResult`; `search(query, top_k)` is one plain fused search, used by the offline
-    re-plan to look up the clauses of known audit topics. `llm` (an `LLMClient`) writes the plan
-    and the revised plan; `chat` (the same client: `invoke_tools(messages, tools)`) executes
+    re-plan to look up the clauses of known audit topics. `llm` (core/llm/protocol.py) writes the
+    plan and the revised plan; `chat` (the same model, if it can `invoke_tools`) executes
     subtasks with tool calling. Without them the run is offline: headings of the matching
     knowledge become subtasks and each subtask greps the workspace with patterns. `workspace`
     is optional: without one, subtasks only consult the knowledge.
     """
 
-    research: Callable[[str, Callable[[dict[str, Any]], None] | None], AgenticResult]
+    research: Callable[[str, EventSink | None], AgenticResult]
     search: Callable[[str, int], list[Hit]]
     workspace: Workspace | None = None
-    llm: Any | None = None
-    chat: Any | None = None
+    llm: LLM | None = None
+    chat: ToolCallingLLM | None = None
     knowledge_bases: Sequence[str] = field(default_factory=tuple)
     max_subtasks: int = MAX_SUBTASKS
     max_tool_calls: int = MAX_TOOL_CALLS

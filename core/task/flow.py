@@ -9,7 +9,6 @@ hands each trace event to the caller as it happens.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from core.ask.streaming import stream_run
 from core.task import nodes
 from core.task.configuration import TaskContext
 from core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
+from core.trace import EventSink, TraceEvent
 
 __all__ = ["TaskResult", "build_graph", "route_after_execute", "route_after_replan", "run_task"]
 
@@ -37,7 +37,9 @@ def route_after_execute(state: TaskState) -> Literal["execute", "report"]:
     return "execute" if state.get("cursor", 0) < len(state.get("subtasks", [])) else "report"
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
     """Wire the nodes and routers into the compiled task graph (with the conversations'
     checkpointer when runs go on threads)."""
     graph = StateGraph(TaskState, context_schema=TaskContext)
@@ -66,15 +68,15 @@ class TaskResult:
     report: str
     subtasks: list[SubtaskOutcome] = field(default_factory=list)
     research: list[KnowledgeRef] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[TraceEvent] = field(default_factory=list)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
         """Every tool call of the run, in order: {"subtask", "step", "tool", "args"}."""
         return [
-            {k: e[k] for k in ("subtask", "step", "tool", "args")}
+            {"subtask": e["subtask"], "step": e["step"], "tool": e["tool"], "args": e["args"]}
             for e in self.events
-            if e.get("node") == "tool_call"
+            if e["node"] == "tool_call"
         ]
 
     def to_json(self) -> dict[str, Any]:
@@ -89,7 +91,9 @@ class TaskResult:
 
 
 @cache
-def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def _graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
     """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
     return build_graph(checkpointer)
 
@@ -97,7 +101,7 @@ def _graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGrap
 def run_task(
     task: str,
     context: TaskContext,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: EventSink | None = None,
     *,
     checkpointer: BaseCheckpointSaver | None = None,
     thread: str | None = None,

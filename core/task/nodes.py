@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -35,6 +35,19 @@ from core.task.state import (
 )
 from core.task.toolcalling import execute_with_tools
 from core.task.tools import ToolBox
+from core.trace import (
+    AskEvent,
+    FindingEvent,
+    ReplanEvent,
+    ReportEvent,
+    ResearchEvent,
+    ResearchProbeEvent,
+    SubtaskDoneEvent,
+    SubtaskEvent,
+    TaskPlanEvent,
+    TraceEvent,
+    with_phase,
+)
 
 __all__ = ["execute", "plan", "replan", "report", "research"]
 
@@ -50,7 +63,7 @@ _GOAL_CHARS = 600
 _PATTERN_CHARS = 200
 
 
-def _emit(runtime: Runtime[TaskContext], event: dict[str, Any]) -> None:
+def _emit(runtime: Runtime[TaskContext], event: TraceEvent) -> None:
     runtime.stream_writer(event)
 
 
@@ -89,7 +102,9 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     ctx = runtime.context
     # A follow-up task ("now the same for the upload module") is read against the earlier ones.
     question = resolve_followup(state["task"], state.get("turns", [])[-HISTORY_TURNS:])
-    result = ctx.research(question, lambda e: _emit(runtime, {**e, "phase": "research"}))
+    result = ctx.research(
+        question, lambda e: _emit(runtime, with_phase(cast(AskEvent, e), "research"))
+    )
     refs = _distinct([knowledge_ref(h) for h in result.evidence])
     if ctx.llm is None and ctx.workspace is not None:
         for topic in offline.probe_topics():
@@ -101,24 +116,22 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             refs = _distinct(refs + found)
             _emit(
                 runtime,
-                {
-                    "node": "research",
-                    "probe": topic.probe,
-                    "topic": topic.key,
-                    "sections": sorted({f"{r.section} ({r.document}, p.{r.page})" for r in found}),
-                },
+                ResearchProbeEvent(
+                    node="research",
+                    probe=topic.probe,
+                    topic=topic.key,
+                    sections=sorted({f"{r.section} ({r.document}, p.{r.page})" for r in found}),
+                ),
             )
     answer = str(result.answer.to_json().get("answer", ""))
     _emit(
         runtime,
-        {
-            "node": "research",
-            "evidence": len(refs),
-            "sections": list(
-                dict.fromkeys(f"{r.section} ({r.document}, p.{r.page})" for r in refs)
-            ),
-            "answer": answer,
-        },
+        ResearchEvent(
+            node="research",
+            evidence=len(refs),
+            sections=list(dict.fromkeys(f"{r.section} ({r.document}, p.{r.page})" for r in refs)),
+            answer=answer,
+        ),
     )
     return {"research": refs, "research_answer": answer}
 
@@ -156,7 +169,7 @@ def plan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             knowledge_bases=ctx.knowledge_bases,
             workspace=ctx.workspace is not None,
         )
-    _emit(runtime, {"node": "plan", "plan": steps, "llm": result is not None})
+    _emit(runtime, TaskPlanEvent(node="plan", plan=steps, llm=result is not None))
     return {"plan_before": steps}
 
 
@@ -186,11 +199,7 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     subtasks = subtasks[: ctx.max_subtasks]
     _emit(
         runtime,
-        {
-            "node": "replan",
-            "plan": [s.to_json() for s in subtasks],
-            "llm": by_llm,
-        },
+        ReplanEvent(node="replan", plan=[s.to_json() for s in subtasks], llm=by_llm),
     )
     return {"subtasks": subtasks, "cursor": 0}
 
@@ -240,7 +249,7 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     number = index + 1
     _emit(
         runtime,
-        {"node": "subtask", "subtask": number, "title": subtask.title, "goal": subtask.goal},
+        SubtaskEvent(node="subtask", subtask=number, title=subtask.title, goal=subtask.goal),
     )
     box = ToolBox(ctx, lambda e: _emit(runtime, e), number, list(subtask.knowledge))
     notes: list[str] = []
@@ -261,7 +270,7 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             box.run("search_knowledge", {"query": subtask.title})
             summary = f"Consulted the knowledge on {subtask.title}; no workspace to check."
     for finding in findings:
-        _emit(runtime, {"node": "finding", "subtask": number, "finding": finding.to_json()})
+        _emit(runtime, FindingEvent(node="finding", subtask=number, finding=finding.to_json()))
     outcome = SubtaskOutcome(
         index=number,
         title=subtask.title,
@@ -273,15 +282,15 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     )
     _emit(
         runtime,
-        {
-            "node": "subtask_done",
-            "subtask": number,
-            "title": subtask.title,
-            "summary": summary,
-            "findings": len(findings),
-            "tool_calls": len(box.calls),
-            "mode": mode,
-        },
+        SubtaskDoneEvent(
+            node="subtask_done",
+            subtask=number,
+            title=subtask.title,
+            summary=summary,
+            findings=len(findings),
+            tool_calls=len(box.calls),
+            mode=mode,
+        ),
     )
     return {"cursor": number, "findings": findings, "done": [outcome]}
 
@@ -298,7 +307,7 @@ def report(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         outcomes=state.get("done", []),
         findings=state.get("findings", []),
     )
-    _emit(runtime, {"node": "report", "findings": len(state.get("findings", []))})
+    _emit(runtime, ReportEvent(node="report", findings=len(state.get("findings", []))))
     summary = f"{len(state.get('findings', []))} findings. " + text[:300]
     turn = turn_record(state["task"], state["task"], summary, runtime.context.knowledge_bases)
     return {"report": text, "turns": [turn]}

@@ -90,12 +90,12 @@ def execute_with_tools(
             messages.append(ToolMessage(output, tool_call_id=call.get("id") or f"call-{n}"))
         # A call whose arguments were not JSON still needs its answer, or the next request is
         # refused: it is answered as a refusal, and spends the budget like any other call.
-        for n, call in enumerate(reply.invalid_tool_calls):
+        for n, bad in enumerate(reply.invalid_tool_calls):
             output = box.refuse(
-                str(call.get("name") or "?"),
+                str(bad.get("name") or "?"),
                 "the arguments were not valid JSON; send them again as one JSON object",
             )
-            call_id = call.get("id") or f"invalid-{n}"
+            call_id = bad.get("id") or f"invalid-{n}"
             messages.append(ToolMessage(output, tool_call_id=call_id))
     return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
 

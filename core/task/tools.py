@@ -11,7 +11,7 @@ output reaches the model wrapped in <tool_output> tags: it is data, never instru
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -19,6 +19,14 @@ from core.errors import ZhixingError
 from core.task.configuration import TaskContext
 from core.task.state import KnowledgeRef, knowledge_ref
 from core.task.workspace import GrepHit
+from core.trace import (
+    AskEvent,
+    EventSink,
+    ToolCallEvent,
+    ToolResultEvent,
+    TraceEvent,
+    with_phase,
+)
 
 __all__ = ["TOOL_SPECS", "ToolBox", "ToolRefused"]
 
@@ -88,7 +96,7 @@ class ToolBox:
     def __init__(
         self,
         context: TaskContext,
-        emit: Callable[[dict[str, Any]], None],
+        emit: EventSink,
         subtask: int,
         knowledge: list[KnowledgeRef],
     ) -> None:
@@ -150,7 +158,7 @@ class ToolBox:
     ) -> tuple[bool, str]:
         step = len(self.calls) + 1
         self.emit(
-            {"node": "tool_call", "subtask": self.subtask, "step": step, "tool": tool, "args": args}
+            ToolCallEvent(node="tool_call", subtask=self.subtask, step=step, tool=tool, args=args)
         )
         try:
             if counted and self.spent:
@@ -163,14 +171,14 @@ class ToolBox:
             ok, output = False, f"Refused: {exc}"
         self.calls.append({"tool": tool, "args": args, "ok": ok, "counted": counted})
         self.emit(
-            {
-                "node": "tool_result",
-                "subtask": self.subtask,
-                "step": step,
-                "tool": tool,
-                "ok": ok,
-                "output": output[:_EVENT_CHARS],
-            }
+            ToolResultEvent(
+                node="tool_result",
+                subtask=self.subtask,
+                step=step,
+                tool=tool,
+                ok=ok,
+                output=output[:_EVENT_CHARS],
+            )
         )
         return ok, output
 
@@ -205,8 +213,8 @@ class ToolBox:
         return self.context.workspace
 
     def _search_knowledge(self, query: str) -> str:
-        def forward(event: dict[str, Any]) -> None:
-            self.emit({**event, "phase": "subtask", "subtask": self.subtask})
+        def forward(event: TraceEvent) -> None:
+            self.emit(with_phase(cast(AskEvent, event), "subtask", self.subtask))
 
         result = self.context.research(query, forward)
         lines = [f"Answer: {result.answer.to_json().get('answer', '')}"]

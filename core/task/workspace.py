@@ -22,7 +22,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, cast
 
 import regex
 
@@ -94,11 +94,18 @@ def unpack_archive(
         if archive.name.lower().endswith(".zip"):
             with zipfile.ZipFile(archive) as zf:
                 entries = _check_entries(_zip_entries(zf), archive, max_entries, max_bytes)
-                _extract(entries, dest, max_bytes, lambda e: zf.open(e.source))
+                _extract(
+                    entries, dest, max_bytes, lambda e: zf.open(cast(zipfile.ZipInfo, e.source))
+                )
         else:
             with tarfile.open(archive, "r:*") as tf:
                 entries = _check_entries(_tar_entries(tf), archive, max_entries, max_bytes)
-                _extract(entries, dest, max_bytes, lambda e: tf.extractfile(e.source))
+                _extract(
+                    entries,
+                    dest,
+                    max_bytes,
+                    lambda e: tf.extractfile(cast(tarfile.TarInfo, e.source)),
+                )
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
         raise AccessError(f"{archive.name} could not be unpacked: {exc}.") from exc
     return Workspace(dest)

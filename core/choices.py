@@ -1,0 +1,71 @@
+"""The closed sets of names a user or a stored row may give: build modes, job states, search
+strategies. Each is a `StrEnum`, so a member is its own string in SQL, JSON and comparisons, and
+`parse` turns user input into a member or a sentence that lists the valid names.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from core.errors import ZhixingError
+
+__all__ = ["BuildMode", "JobState", "Strategy", "valid_names"]
+
+# How an error names each kind: (one, many).
+_NOUNS = {
+    "BuildMode": ("build mode", "build modes"),
+    "JobState": ("job state", "job states"),
+    "Strategy": ("search strategy", "strategies"),
+}
+
+
+def valid_names(kind: type[StrEnum]) -> str:
+    """The members' names as a user types them: "index, graph"."""
+    return ", ".join(member.value for member in kind)
+
+
+class _Choice(StrEnum):
+    @classmethod
+    def parse(cls, value: str) -> Self:
+        """The member named `value` (spaces and case forgiven), or ZhixingError listing them."""
+        key = str(value).strip().casefold()
+        for member in cls:
+            if member.value == key:
+                return member
+        one, many = _NOUNS[cls.__name__]
+        raise ZhixingError(f"Unknown {one} {value!r}; valid {many}: {valid_names(cls)}.")
+
+
+class BuildMode(_Choice):
+    """What a build writes: the searchable index only, or the entity graph as well."""
+
+    INDEX = "index"
+    GRAPH = "graph"
+
+
+class JobState(_Choice):
+    """A build job's state, in the catalog's `jobs` table and the app's background jobs."""
+
+    RUNNING = "running"
+    PAUSED = "paused"  # the LLM endpoint is away; the job waits for it (core.build.pause)
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # its process died; `resume` picks it up
+
+    @property
+    def active(self) -> bool:
+        """At work (or was, if its process died without saying)."""
+        return self in (JobState.RUNNING, JobState.PAUSED)
+
+
+class Strategy(_Choice):
+    """A search strategy (docs/architecture.md §5)."""
+
+    BASIC = "basic"
+    HYDE = "hyde"
+    SPLIT = "split"
+    GENERALIZE = "generalize"
+    KEYWORD = "keyword"
+    GRAPH = "graph"

@@ -1,0 +1,58 @@
+"""What the rest of core asks of a model (docs/architecture.md §1): the `LLM` protocol.
+
+`LLMClient` (an OpenAI-compatible endpoint through langchain-openai) implements it, and so does
+the scripted in-process model of the tests (tests/fakes.py). Code outside `core.llm` types its
+model as `LLM` and never imports the client, so reading a type costs no langchain import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from core.errors import LLMError
+    from core.llm.boundary import Rejections
+    from core.llm.prompts import Prompt
+
+__all__ = ["LLM", "ToolCallingLLM"]
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A model that answers a prompt with its validated structured output."""
+
+    def call(
+        self,
+        role: Prompt,
+        variables: Mapping[str, object],
+        rejections: Rejections | None = None,
+    ) -> BaseModel:
+        """One prompt's validated output; raises LLMError (or LLMOutputError) when it fails."""
+        ...
+
+    def call_many(
+        self,
+        role: Prompt,
+        variables_list: Sequence[Mapping[str, object]],
+        rejections: Rejections | None = None,
+    ) -> list[BaseModel | LLMError]:
+        """Many inputs of one prompt, in parallel; each failure comes back in its place."""
+        ...
+
+    def estimate(
+        self, role: Prompt, variables_list: Sequence[Mapping[str, object]]
+    ) -> dict[str, Any]:
+        """The calls and tokens a batch would cost (cached inputs cost nothing)."""
+        ...
+
+
+@runtime_checkable
+class ToolCallingLLM(LLM, Protocol):
+    """A model the task agent can hand tools to (chat messages in, an AI message out)."""
+
+    def invoke_tools(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]]) -> Any:
+        """One chat turn with `tools` bound; returns the model's message."""
+        ...

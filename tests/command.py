@@ -1,0 +1,67 @@
+"""The `zhixing` command in this process: `main(argv)` against a home, its output captured.
+
+Tests of the command run it here, so they cost no interpreter start or model load per call;
+a few end-to-end tests (tests/test_cli.py's first, test_cli_run.py, test_hostile_cli.py,
+test_faults.py) still run it as a real process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli.main import main
+
+__all__ = ["Ran", "zhixing", "zx"]
+
+# Settings a developer's shell may carry that would take a test off its offline default.
+_CLEARED = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ZHIXING_CHAT_MODEL", "ZHIXING_EMBEDDING")
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a command left: its exit status and what it wrote (as `subprocess.run` reports)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@contextlib.contextmanager
+def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
+    saved = dict(os.environ)
+    try:
+        for name, value in changes.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def zhixing(home: Path, *args: str, env: Mapping[str, str] | None = None) -> Ran:
+    """Run `zhixing ARGS` with ZHIXING_HOME=home (offline unless `env` says otherwise)."""
+    changes: dict[str, str | None] = {name: None for name in _CLEARED}
+    changes |= {"ZHIXING_HOME": str(home), **(env or {})}
+    out, err = io.StringIO(), io.StringIO()
+    with _environment(changes), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: --help, or a usage error
+            code = exc.code if isinstance(exc.code, int) else 1
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def zx(home: Path, *args: str, check: bool = True) -> Ran:
+    """`zhixing ARGS` in this process, offline; with `check`, a failure fails the test."""
+    result = zhixing(home, *args)
+    if check and result.returncode != 0:
+        raise AssertionError(f"zhixing {' '.join(args)} failed:\n{result.stderr}")
+    return result
