@@ -271,20 +271,21 @@ def _duration(seconds: float) -> str:
 
 def _add(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        estimate = svc.estimate(args.name, args.paths) or {}
-        seconds = estimate.get("embedding", {}).get("seconds")
-        if seconds is not None and estimate["embedding"]["texts"]:
+        estimate = svc.estimate(args.name, args.paths)
+        embedding = estimate.embedding if estimate else None
+        if embedding is not None and embedding.seconds is not None and embedding.texts:
             print(
-                f"Embedding estimate: {_duration(seconds)} for {estimate['embedding']['texts']}"
-                f" chunks with {estimate['embedding']['model']} (measured on two cores).",
+                f"Embedding estimate: {_duration(embedding.seconds)} for {embedding.texts}"
+                f" chunks with {embedding.model} (measured on two cores).",
                 file=sys.stderr,
             )
-        if "calls" in estimate:
+        if estimate is not None and estimate.llm is not None:
+            llm = estimate.llm
             print(
-                f"LLM estimate: {estimate['calls']} calls ({estimate['cached']} cached) for "
-                f"{estimate['chunks']} chunks, ~{estimate['prompt_tokens']:,} prompt + "
-                f"~{estimate['completion_tokens']:,} completion tokens on {estimate['model']}, "
-                f"{estimate['concurrency']} at a time.",
+                f"LLM estimate: {llm.calls} calls ({llm.cached} cached) for "
+                f"{estimate.chunks} chunks, ~{llm.prompt_tokens:,} prompt + "
+                f"~{llm.completion_tokens:,} completion tokens on {llm.model}, "
+                f"{llm.concurrency} at a time.",
                 file=sys.stderr,
             )
         report = svc.add(args.name, args.paths, on_event=_Progress())
@@ -503,26 +504,25 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
         if args.entity is None:
             stats = svc.graph_stats(args.name)
             if args.json:
-                _emit_json(stats)
+                _emit_json(stats.to_json())
             else:
-                types = ", ".join(f"{t} {n}" for t, n in stats["types"].items()) or "none"
+                types = ", ".join(f"{t} {n}" for t, n in stats.types.items()) or "none"
                 print(
-                    f"{args.name}: {stats['entities']} entities, {stats['relations']} relations"
+                    f"{args.name}: {stats.entities} entities, {stats.relations} relations"
                     f" (types: {types})"
                 )
             return 0
         view = svc.neighbourhood(args.name, args.entity, hops=args.hops, limit=args.limit)
     if args.json:
-        _emit_json(view)
+        _emit_json(view.to_json())
         return 0
-    names = {n["id"]: n["name"] for n in view["nodes"]}
-    for node in view["nodes"]:
-        aliases = f" (aka {', '.join(node['aliases'])})" if node["aliases"] else ""
-        print(f"{node['name']} [{node['type']}]{aliases}: {node['description'][:120]}")
-    for edge in view["edges"]:
+    names = {n.id: n.name for n in view.nodes}
+    for node in view.nodes:
+        aliases = f" (aka {', '.join(node.aliases)})" if node.aliases else ""
+        print(f"{node.name} [{node.type}]{aliases}: {node.description[:120]}")
+    for edge in view.edges:
         print(
-            f"  {names[edge['source']]} -{edge['type']}-> {names[edge['target']]}"
-            f"  (weight {edge['weight']:g})"
+            f"  {names[edge.source]} -{edge.type}-> {names[edge.target]}  (weight {edge.weight:g})"
         )
     return 0
 
@@ -648,9 +648,9 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         summary = svc.export_kb(args.name, args.file)
     if args.json:
-        _emit_json(summary)
+        _emit_json(summary.to_json())
     else:
-        print(f"Exported {args.name!r} to {args.file}: {_counts_line(summary['counts'])}.")
+        print(f"Exported {args.name!r} to {args.file}: {_counts_line(summary.counts)}.")
     return 0
 
 
@@ -658,13 +658,10 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         summary = svc.import_kb(args.file, as_name=args.as_name)
     if args.json:
-        _emit_json(summary)
+        _emit_json(summary.to_json())
     else:
-        how = f", re-embedded with {summary['embedding']}" if summary["reembedded"] else ""
-        print(
-            f"Imported {summary['name']!r} from {args.file}: "
-            f"{_counts_line(summary['counts'])}{how}."
-        )
+        how = f", re-embedded with {summary.embedding}" if summary.reembedded else ""
+        print(f"Imported {summary.name!r} from {args.file}: {_counts_line(summary.counts)}{how}.")
     return 0
 
 

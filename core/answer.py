@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import LLMError, LLMOutputError
 from core.llm.prompts import PROMPTS, GroundedAnswer
 from core.models import Hit
+from core.text.chinese import QUESTION_WORDS
 from core.text.english import STOP_WORDS, stem, words
 
 if TYPE_CHECKING:
@@ -59,11 +60,9 @@ _BULLET = re.compile(r"^[\s\-*•·#>]+")
 
 
 # Question words and function words: they say how something is asked, not what about.
-_ZH_STOP = words(
-    "什么 哪些 哪个 哪种 如何 怎么 怎样 怎么样 为什么 为何 是否 多少 几 吗 呢 吧 啊 的 了 和 与 "
-    "及 以及 或 或者 在 对 对于 关于 中 上 下 里 有 是 为 被 把 将 要 需 需要 应 应该 应当 必须 "
-    "可以 能 能够 会 要求 规定 哪里 请 一下 方面 其 它 他们 我们 你 我 这 那 这些 那些 等 呢 "
-    "有关 相关 进行 主要 分别 各 各自 具体 提出 做 做到 满足 包括 包含"
+_ZH_STOP = QUESTION_WORDS | words(
+    "哪种 为何 多少 几 吧 啊 为 被 把 将 要 需 应 必须 能够 会 规定 其 它 他们 我们 你 我 这 那 "
+    "这些 那些 等 有关 相关 进行 主要 分别 各 各自 具体 提出 做 做到 满足 包括 包含"
 )
 _EN_STOP = STOP_WORDS | words(
     "whose "

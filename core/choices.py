@@ -10,11 +10,12 @@ from typing import Self
 
 from core.errors import ZhixingError
 
-__all__ = ["BuildMode", "JobState", "Strategy", "valid_names"]
+__all__ = ["BuildMode", "DocumentState", "JobState", "Strategy", "valid_names"]
 
 # How an error names each kind: (one, many).
 _NOUNS = {
     "BuildMode": ("build mode", "build modes"),
+    "DocumentState": ("document state", "document states"),
     "JobState": ("job state", "job states"),
     "Strategy": ("search strategy", "strategies"),
 }
@@ -42,6 +43,15 @@ class BuildMode(_Choice):
 
     INDEX = "index"
     GRAPH = "graph"
+
+
+class DocumentState(_Choice):
+    """A document's state in the catalog (`documents.status`)."""
+
+    CHUNKED = "chunked"  # its chunks are in the catalog; their vectors are being written
+    INDEXED = "indexed"  # every chunk has its vectors: searchable
+    FAILED = "failed"  # it could not be read; the row keeps the error, no chunks
+    REMOVING = "removing"  # being removed: hidden from search until it is gone
 
 
 class JobState(_Choice):

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from core.choices import BuildMode
 
 __all__ = [
+    "BackupSummary",
     "Chunk",
     "ChunkRef",
     "Conversation",
     "EntityDetails",
     "EntityRelation",
     "GraphNodeView",
+    "GraphStats",
     "GraphView",
     "Hit",
     "KnowledgeBase",
     "KnowledgeBaseSummary",
+    "NeighbourEdge",
+    "NeighbourNode",
+    "Neighbourhood",
     "Page",
     "ParsedDocument",
     "StoredDocument",
@@ -75,7 +81,9 @@ class KnowledgeBase:
     description: str = ""
     embedding: str = "builtin"
     dimension: int = 512
-    analysis: int = 1  # the BM25 text analysis its index was built with (core.store.analysis)
+    # The BM25 text analysis its index was built with (core/store/analysis.py). A catalog row
+    # always says; 0 (raw text), as the catalog column's default, for one that never did.
+    analysis: int = 0
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ class StoredDocument:
     title: str
     pages: int
     chunks: int
-    status: str  # pending | parsed | indexed | failed
+    status: str  # a DocumentState: chunked | indexed | failed | removing
     error: str = ""
 
 
@@ -197,3 +205,69 @@ class GraphView:
     entities: int  # in the whole knowledge base
     relations: int
     types: tuple[str, ...]  # every entity type of the knowledge base
+
+
+@dataclass(frozen=True)
+class GraphStats:
+    """A knowledge base's entity graph in numbers (`graph --json` without an entity)."""
+
+    entities: int
+    relations: int
+    types: dict[str, int]  # entity type -> entities, most first
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entities": self.entities, "relations": self.relations, "types": dict(self.types)}
+
+
+@dataclass(frozen=True)
+class NeighbourNode:
+    id: int
+    name: str
+    type: str
+    description: str
+    aliases: list[str]
+    chunks: list[int]  # the chunks that mention it
+
+
+@dataclass(frozen=True)
+class NeighbourEdge:
+    source: int
+    target: int
+    type: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """An entity's K-hop neighbourhood (`graph NAME ENTITY --json`, docs/architecture.md §9)."""
+
+    nodes: list[NeighbourNode]
+    edges: list[NeighbourEdge]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodes": [asdict(n) for n in self.nodes], "edges": [asdict(e) for e in self.edges]}
+
+
+@dataclass(frozen=True)
+class BackupSummary:
+    """What an export wrote or an import restored (`export --json`, `import --json`)."""
+
+    name: str
+    file: str
+    embedding: str
+    dimension: int
+    counts: dict[str, int]  # rows per table, and "vectors"
+    source: str | None = None  # import: the archived knowledge base's name
+    reembedded: bool | None = None  # import: whether the target's embedder differed
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "file": self.file,
+            "embedding": self.embedding,
+            "dimension": self.dimension,
+            "counts": dict(self.counts),
+        }
+        if self.source is not None:
+            out |= {"source": self.source, "reembedded": self.reembedded}
+        return out

@@ -29,6 +29,7 @@ from core.ask.checkpoints import open_checkpointer
 from core.auth import LOCAL, ROLES, User, is_loopback
 from core.build import BuildPipeline, BuildReport, ProgressEvent, ProgressSink, remove_documents
 from core.build.background import BuildJobs, JobBusyError, JobView, LogLine
+from core.build.estimate import BuildEstimate
 from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
@@ -36,15 +37,20 @@ from core.llm.protocol import LLM, ToolCallingLLM
 from core.llm.tracing import disable_tracing
 from core.logs import debug_log
 from core.models import (
+    BackupSummary,
     ChunkRef,
     Conversation,
     EntityDetails,
     EntityRelation,
     GraphNodeView,
+    GraphStats,
     GraphView,
     Hit,
     KnowledgeBase,
     KnowledgeBaseSummary,
+    NeighbourEdge,
+    Neighbourhood,
+    NeighbourNode,
     StoredDocument,
     Turn,
 )
@@ -55,7 +61,7 @@ from core.store.graph import GraphStore
 from core.store.runs import RunStore
 from core.store.users import UserStore
 from core.task.workspace import ARCHIVE_SUFFIXES
-from core.trace import EventSink
+from core.trace import AskSink, EventSink
 
 if TYPE_CHECKING:
     from core.backup import Stores
@@ -65,6 +71,7 @@ __all__ = [
     "LOCAL",
     "ROLES",
     "STRATEGIES",
+    "BuildEstimate",
     "BuildJobs",
     "BuildReport",
     "Embedder",
@@ -212,7 +219,7 @@ class KnowledgeService(AccessControl):
         self._catalog.delete_kb(kb.id)
         self._audit("kb.delete", kb.name)
 
-    def export_kb(self, name: str, path: Path) -> dict[str, Any]:
+    def export_kb(self, name: str, path: Path) -> BackupSummary:
         """Write a knowledge base to a portable archive (core/backup); return its counts.
 
         Exporting is an editor's right (docs/architecture.md §10): an archive carries every row
@@ -226,7 +233,7 @@ class KnowledgeService(AccessControl):
         self._audit("kb.export", name, file=str(path))
         return summary
 
-    def import_kb(self, path: Path, *, as_name: str | None = None) -> dict[str, Any]:
+    def import_kb(self, path: Path, *, as_name: str | None = None) -> BackupSummary:
         """Restore an archive as a new knowledge base (re-embedded if the model differs)."""
         from core.backup import import_kb, read_archive
 
@@ -240,7 +247,7 @@ class KnowledgeService(AccessControl):
         except StoreError as exc:
             raise StoreError(f"{exc} Import under another name with --as NAME.") from exc
         summary = import_kb(self._stores(), archive, name, path)
-        self._audit("kb.import", summary["name"], file=str(path), source=summary["source"])
+        self._audit("kb.import", summary.name, file=str(path), source=summary.source)
         return summary
 
     def _stores(self) -> Stores:
@@ -301,7 +308,7 @@ class KnowledgeService(AccessControl):
 
     def estimate_uploads(
         self, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
-    ) -> dict[str, dict[str, Any]] | None:
+    ) -> dict[str, BuildEstimate | None] | None:
         """The LLM and embedding cost of building uploads into a new knowledge base in each mode
         (None when `worth_estimating` is not)."""
         from core.build.background import estimate
@@ -315,7 +322,7 @@ class KnowledgeService(AccessControl):
 
         return worth_estimating(self._pipeline)
 
-    def estimate_new(self, mode: str, paths: Sequence[Path]) -> dict[str, Any] | None:
+    def estimate_new(self, mode: str, paths: Sequence[Path]) -> BuildEstimate | None:
         """The LLM and embedding cost of building paths into a knowledge base not created yet."""
         self.actor.require("build", "add documents")
         return self._pipeline.estimate(KnowledgeBase(id=-1, name="new", mode=mode), paths)
@@ -359,7 +366,7 @@ class KnowledgeService(AccessControl):
         )
         return report
 
-    def estimate(self, name: str, paths: Sequence[Path]) -> dict[str, Any] | None:
+    def estimate(self, name: str, paths: Sequence[Path]) -> BuildEstimate | None:
         """The cost of adding these paths (core/build/estimate.py): chunks and embedding time,
         and with an LLM its calls, cached, tokens and model; None when not `worth_estimating`."""
         self.actor.require("build", "add documents")
@@ -461,7 +468,7 @@ class KnowledgeService(AccessControl):
         *,
         max_rounds: int = 3,
         top_k: int = 10,
-        on_event: EventSink | None = None,
+        on_event: AskSink | None = None,
         conversation: str | None = None,
     ) -> AgenticResult:
         """Answer a question with the agentic loop (docs/architecture.md §6); the run and its trace are stored
@@ -563,7 +570,7 @@ class KnowledgeService(AccessControl):
 
     # --- graph -----------------------------------------------------------------------------
 
-    def graph_stats(self, name: str) -> dict[str, Any]:
+    def graph_stats(self, name: str) -> GraphStats:
         return self._graph.stats(self.kb(name).id)
 
     def graph_view(
@@ -623,9 +630,9 @@ class KnowledgeService(AccessControl):
             html=html,
             left_out=left_out,
             seeds=tuple(seeds),
-            entities=int(stats["entities"]),
-            relations=int(stats["relations"]),
-            types=tuple(stats["types"]),
+            entities=stats.entities,
+            relations=stats.relations,
+            types=tuple(stats.types),
         )
 
     def entity(self, name: str, entity_id: int) -> EntityDetails:
@@ -672,9 +679,9 @@ class KnowledgeService(AccessControl):
 
     def neighbourhood(
         self, name: str, entity: str, *, hops: int = 1, limit: int = 60
-    ) -> dict[str, Any]:
+    ) -> Neighbourhood:
         """The K-hop neighbourhood of an entity: nodes (with the chunks that mention them) and
-        edges, in the `graph --json` shape of docs/architecture.md §9."""
+        edges (`to_json` is the `graph --json` shape of docs/architecture.md §9)."""
         from core.text.names import normalize_entity_name
 
         kb = self.kb(name)
@@ -682,24 +689,13 @@ class KnowledgeService(AccessControl):
         if not seeds:
             raise NotFoundError(f"{name!r} has no entity named {entity!r}.")
         node_ids, edges = self._graph.neighbourhood(kb.id, seeds, hops, limit=limit)
-        nodes = [
-            {
-                "id": e.id,
-                "name": e.name,
-                "type": e.type,
-                "description": e.description,
-                "aliases": e.aliases,
-                "chunks": e.chunks,
-            }
-            for e in self._graph.entities(node_ids)
-        ]
-        return {
-            "nodes": nodes,
-            "edges": [
-                {"source": r.source, "target": r.target, "type": r.type, "weight": r.weight}
-                for r in edges
+        return Neighbourhood(
+            nodes=[
+                NeighbourNode(e.id, e.name, e.type, e.description, list(e.aliases), list(e.chunks))
+                for e in self._graph.entities(node_ids)
             ],
-        }
+            edges=[NeighbourEdge(r.source, r.target, r.type, r.weight) for r in edges],
+        )
 
     def _check_embedder(self, kb: KnowledgeBase) -> None:
         if (kb.embedding, kb.dimension) != (self.embedder.name, self.embedder.dimension):
@@ -770,7 +766,7 @@ class KnowledgeService(AccessControl):
         from core.task.configuration import TaskContext
         from core.task.flow import run_task
 
-        def research(text: str, sink: EventSink | None) -> AgenticResult:
+        def research(text: str, sink: AskSink | None) -> AgenticResult:
             context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
             return run_agentic(text, context, sink)
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 __all__ = [
     "AnswerEvent",
     "AskEvent",
+    "AskSink",
     "EvaluateEvent",
     "EventSink",
     "FindingEvent",
@@ -200,8 +201,10 @@ TaskEvent = (
 
 TraceEvent = AskEvent | TaskEvent
 
-# What a front end hands a run to see its events as they happen.
+# What a front end hands a run to see its events as they happen: a task run's sink takes every
+# event; an `ask`'s needs to take only the search's.
 EventSink = Callable[[TraceEvent], None]
+AskSink = Callable[[AskEvent], None]
 
 
 def with_phase(

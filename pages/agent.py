@@ -91,7 +91,7 @@ def start_conversation() -> None:
     """A new thread for this user alone (a button callback: before the page draws); an empty
     conversation on the page is new enough already."""
     mine = {c.id: c for c in guarded(service.conversations) or []}
-    shown = mine.get(st.session_state.get(CURRENT))
+    shown = mine.get(str(st.session_state.get(CURRENT) or ""))
     if shown is not None and not shown.turns:
         return
     made = guarded(service.new_conversation)
@@ -128,7 +128,8 @@ current = conversation_picker(service, picker_col)
 new_col.button(T.NEW_CONVERSATION, key="agent-new", on_click=start_conversation)
 conversation = st.container()
 if current is not None:
-    turns, hidden = guarded(lambda: service.turns(current, HISTORY)) or ([], 0)
+    thread = current
+    turns, hidden = guarded(lambda: service.turns(thread, HISTORY)) or ([], 0)
     with conversation:
         if hidden:
             st.caption(T.HIDDEN_TURNS.format(n=hidden))
@@ -171,21 +172,21 @@ if message:
             with st.chat_message("user"):
                 st.markdown(inert(message))
             with st.chat_message("assistant"):
-                view = TaskView()
+                task_view = TaskView()
                 try:
                     result = service.run_task(
                         question,
                         targets,
                         workspace=workspace,
                         upload=(upload.name, upload.getvalue()) if upload is not None else None,
-                        on_event=view,
+                        on_event=task_view,
                         conversation=current,
                     )
                 except Exception as exc:  # the page's boundary: a sentence, never a traceback
-                    view.close()
+                    task_view.close()
                     show_error(exc)
                 else:
-                    view.close()
+                    task_view.close()
                     render_result(result.to_json(), key="agent-task-new")
         st.stop()
     with conversation:

@@ -13,7 +13,7 @@ from app.strings import build as T
 from app.strings import shell as SHELL
 from app.widgets import empty_state, guarded, inert, kb_names, show_error
 from core.errors import ZhixingError
-from core.service import JobView
+from core.service import BuildEstimate, JobView
 
 MODES = ("graph", "index")
 MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}
@@ -78,33 +78,36 @@ ROLES_COST = (
 ROLES_BASIS = {"history": "按本知识库已有的构建估计", "default": "按基准语料的平均比例估计"}
 
 
-def cost_text(cost: dict[str, Any]) -> str:
+def cost_text(cost: BuildEstimate | None) -> str:
     """One mode's estimate: calls and tokens, in graph mode the calls per role, and the
     embedding time where the embedder's speed is known."""
-    embedding = cost.get("embedding") or {}
+    if cost is None:
+        return T.MODE_OFFLINE_COST
+    embedding = cost.embedding
     took = (
         T.EMBEDDING_COST.format(
-            time=duration_text(embedding["seconds"]),
-            model=embedding.get("model", ""),
-            texts=embedding.get("texts", 0),
+            time=duration_text(embedding.seconds),
+            model=embedding.model,
+            texts=embedding.texts,
         )
-        if embedding.get("seconds") is not None
+        if embedding.seconds is not None
         else ""
     )
-    if "calls" not in cost:
+    llm = cost.llm
+    if llm is None:
         return f"{T.MODE_OFFLINE_COST}{took}"
     text = T.MODE_ONLINE_COST.format(
-        calls=cost.get("calls", 0),
-        cached=cost.get("cached", 0),
-        tokens=f"{cost.get('prompt_tokens', 0) + cost.get('completion_tokens', 0):,}",
+        calls=llm.calls,
+        cached=llm.cached,
+        tokens=f"{llm.prompt_tokens + llm.completion_tokens:,}",
     )
-    roles = cost.get("by_role") or {}
+    roles = llm.by_role
     if roles.get("same_entity") or roles.get("summarize_description"):
         text += ROLES_COST.format(
             chunk=roles.get("chunk_knowledge", 0),
             same=roles.get("same_entity", 0),
             summaries=roles.get("summarize_description", 0),
-            basis=ROLES_BASIS.get(cost.get("basis", ""), ""),
+            basis=ROLES_BASIS.get(llm.basis, ""),
         )
     return text + took
 
@@ -256,7 +259,7 @@ def kb_table() -> str | None:
     rows = []
     for kb in shown:
         counts = overview[kb.name]
-        values = [kb.name, T.MODE_NAMES.get(kb.mode, kb.mode), ", ".join(kb.tags)]
+        values: list[object] = [kb.name, T.MODE_NAMES.get(kb.mode, kb.mode), ", ".join(kb.tags)]
         values += [counts.documents, counts.chunks, kb.description]
         rows.append(dict(zip(T.KB_COLUMNS.values(), values, strict=True)))
     st.dataframe(rows, hide_index=True, key="kb-table")
@@ -290,20 +293,24 @@ def documents_panel(name: str) -> None:
     if docs:
         source = st.selectbox(T.REMOVE_PICK, [d.source for d in docs], key=f"remove-{name}")
         if st.button(T.REMOVE, key="remove-submit", disabled=busy):
-            act(
-                lambda: (service.check_idle(name), service.remove(name, source)),
-                T.REMOVED.format(source=source),
-            )
+
+            def remove() -> None:
+                service.check_idle(name)
+                service.remove(name, source)
+
+            act(remove, T.REMOVED.format(source=source))
     if not service.actor.can("admin"):
         return
     with st.expander(T.DELETE_TITLE):
         label = inert(T.DELETE_CONFIRM.format(name=name))
         confirm = st.checkbox(label, key=f"delete-confirm-{name}")
         if st.button(T.DELETE, key="delete-submit", disabled=busy or not confirm):
-            act(
-                lambda: (service.check_idle(name), service.delete_kb(name)),
-                T.DELETED.format(name=name),
-            )
+
+            def delete() -> None:
+                service.check_idle(name)
+                service.delete_kb(name)
+
+            act(delete, T.DELETED.format(name=name))
 
 
 st.title(T.TITLE)

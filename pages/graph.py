@@ -75,10 +75,10 @@ def page(service: KnowledgeService) -> None:
         st.info(inert(T.INDEX_MODE.format(name=name)))
         return
     stats = service.graph_stats(name)
-    if not stats["entities"]:
+    if not stats.entities:
         st.info(inert(T.NO_ENTITIES.format(name=name)))
         return
-    types, min_degree, cap = filters(kb.id, list(stats["types"]))
+    types, min_degree, cap = filters(kb.id, list(stats.types))
     search_col, hops_col = st.columns([3, 1])
     query = search_col.text_input(T.SEARCH, placeholder=T.SEARCH_PLACEHOLDER, key="graph-search")
     hops = hops_col.slider(T.HOPS, min_value=1, max_value=3, value=1, key="graph-hops")

@@ -145,7 +145,7 @@ def source(tmp_path_factory, embedder) -> dict[str, Any]:
 
 
 def test_the_fixture_knowledge_base_has_every_kind_of_row(source):
-    before, counts = source["before"], source["summary"]["counts"]
+    before, counts = source["before"], source["summary"].counts
     assert len(before["documents"]) == 2 and len(before["chunks"]) > 2
     assert before["questions"] and before["relations"] and before["entity_mentions"]
     assert any(json.loads(e[4]) for e in before["entities"]), "some entity has an alias"
@@ -156,11 +156,11 @@ def test_the_fixture_knowledge_base_has_every_kind_of_row(source):
 def test_an_archive_restores_the_same_knowledge_base_on_another_server(source, tmp_path, embedder):
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
         summary = svc.import_kb(source["archive"])
-        assert summary["name"] == "安全" and summary["reembedded"] is False
-        assert summary["counts"] == source["summary"]["counts"]
+        assert summary.name == "安全" and summary.reembedded is False
+        assert summary.counts == source["summary"].counts
         assert snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全") == source["hits"]
-        assert svc.neighbourhood("安全", "CSRF")["nodes"]
+        assert svc.neighbourhood("安全", "CSRF").nodes
 
 
 def test_an_archive_holds_no_api_key_and_no_settings(source):
@@ -198,11 +198,11 @@ def test_a_different_embedder_re_embeds_the_texts_and_search_still_works(source,
     with KnowledgeService(_settings(tmp_path / "other", embed_batch=8), embedder=hasher) as svc:
         summary = svc.import_kb(source["archive"])
         kb = svc.kb("安全")
-        assert summary["reembedded"] is True
+        assert summary.reembedded is True
         assert (kb.embedding, kb.dimension) == ("test-hash", 64)
         after = snapshot(svc, "安全")
         assert after == source["before"]  # every kind of vector is back, now 64-dimensional
-        assert svc._vectors.count(64, kb=kb.id) == source["summary"]["counts"]["vectors"]
+        assert svc._vectors.count(64, kb=kb.id) == source["summary"].counts["vectors"]
         # The embedder saw the texts a build embeds, not the stemmed BM25 text.
         chunk = source["before"]["chunks"][0][2]
         assert any(chunk in text for text in hasher.seen)
@@ -338,7 +338,7 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path):
 def test_export_and_import_on_the_command_line(source, tmp_path):
     archive, other = tmp_path / "kb.zip", tmp_path / "other"
     exported = json.loads(zx(source["home"], "export", "安全", str(archive), "--json").stdout)
-    assert exported["counts"] == source["summary"]["counts"]
+    assert exported["counts"] == source["summary"].counts
     imported = json.loads(zx(other, "import", str(archive), "--json").stdout)
     assert imported["name"] == "安全" and imported["counts"] == exported["counts"]
     again = zx(other, "import", str(archive), check=False)

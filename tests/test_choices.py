@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from core.choices import BuildMode, JobState, Strategy
+from core.choices import BuildMode, DocumentState, JobState, Strategy
 from core.errors import ZhixingError
 from core.search import parse_strategies
 
@@ -47,3 +47,12 @@ def test_a_strategy_list_keeps_the_first_of_each_and_names_a_wrong_one():
     assert parse_strategies(" Keyword, basic,keyword ") == ("keyword", "basic")
     with pytest.raises(ZhixingError, match="Unknown search strategy 'vector'; valid strategies"):
         parse_strategies("basic,vector")
+
+
+def test_every_document_state_the_catalog_writes_is_a_document_state(service, tmp_path):
+    (tmp_path / "good.md").write_text("# Rule\n\nPasswords are hashed.\n", encoding="utf-8")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    service.create_kb("kb")
+    service.add("kb", [tmp_path / "good.md", tmp_path / "broken.pdf"])
+    states = {d.source: DocumentState.parse(d.status) for d in service.documents("kb")}
+    assert states == {"good.md": DocumentState.INDEXED, "broken.pdf": DocumentState.FAILED}

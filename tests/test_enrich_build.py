@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from core.models import GraphStats
+
 ZH = """# 注入防护规范
 
 ## 1 SQL注入
@@ -68,21 +70,21 @@ def test_graph_mode_builds_entities_and_relations_with_mentions(service, docs):
     report = service.add("kg", [docs])
     assert report.ok
     stats = service.graph_stats("kg")
-    assert stats["entities"] > 3 and stats["relations"] > 0
-    assert stats["entities"] == _vectors(service, "kg", "entity")
+    assert stats.entities > 3 and stats.relations > 0
+    assert stats.entities == _vectors(service, "kg", "entity")
     view = service.neighbourhood("kg", "SQL注入", hops=1)
-    names = {n["name"] for n in view["nodes"]}
+    names = {n.name for n in view.nodes}
     assert any("参数化查询" in n or "parameterized" in n.lower() for n in names)
-    assert view["edges"] and all(n["chunks"] for n in view["nodes"])
+    assert view.edges and all(n.chunks for n in view.nodes)
 
 
 def test_sql_injection_in_two_languages_becomes_one_entity(service, docs):
     service.create_kb("kg", mode="graph")
     service.add("kg", [docs])
     view = service.neighbourhood("kg", "sql injection", hops=0)
-    assert len(view["nodes"]) == 1
-    node = view["nodes"][0]
-    spellings = {node["name"].lower(), *(a.lower() for a in node["aliases"])}
+    assert len(view.nodes) == 1
+    node = view.nodes[0]
+    spellings = {node.name.lower(), *(a.lower() for a in node.aliases)}
     assert {"sql injection", "sql注入"} <= spellings
     assert view == service.neighbourhood("kg", "SQL注入", hops=0)
 
@@ -90,7 +92,7 @@ def test_sql_injection_in_two_languages_becomes_one_entity(service, docs):
 def test_removing_a_document_leaves_no_orphan_entity_relation_question_or_vector(service, docs):
     service.create_kb("kg", mode="graph")
     service.add("kg", [docs])
-    before = service.graph_stats("kg")["entities"]
+    before = service.graph_stats("kg").entities
     service.remove("kg", "zh.md")
 
     assert (
@@ -126,18 +128,18 @@ def test_removing_a_document_leaves_no_orphan_entity_relation_question_or_vector
         == 0
     )
     stats = service.graph_stats("kg")
-    assert 0 < stats["entities"] < before
-    assert _vectors(service, "kg", "entity") == stats["entities"]
+    assert 0 < stats.entities < before
+    assert _vectors(service, "kg", "entity") == stats.entities
     assert _vectors(service, "kg", "question") == 0  # offline questions are not indexed
     assert _vectors(service, "kg", "chunk") == _count(service, "SELECT COUNT(*) FROM chunks")
 
     # The surviving entity keeps only what the remaining document says about it.
-    node = service.neighbourhood("kg", "SQL injection", hops=0)["nodes"][0]
-    assert "注入" not in node["description"]
-    assert all(alias != "SQL注入" for alias in node["aliases"])
+    node = service.neighbourhood("kg", "SQL injection", hops=0).nodes[0]
+    assert "注入" not in node.description
+    assert all(alias != "SQL注入" for alias in node.aliases)
 
     service.remove("kg", "en.md")
-    assert service.graph_stats("kg") == {"entities": 0, "relations": 0, "types": {}}
+    assert service.graph_stats("kg") == GraphStats(entities=0, relations=0, types={})
     assert _vectors(service, "kg", "entity") == _vectors(service, "kg", "question") == 0
 
 

@@ -54,17 +54,15 @@ def test_each_mode_costs_one_call_per_chunk_and_a_rebuild_costs_none(
     with _service(tmp_path, fake, embedder) as svc:
         svc.create_kb("kb", mode=mode)
         estimate = svc.estimate("kb", [corpus])
-        assert (
-            estimate["by_role"]["chunk_knowledge"] == estimate["chunks"] == 6
-            and estimate["cached"] == 0
-        )
-        assert estimate["prompt_tokens"] > 0 and fake.chat_count == 0  # estimating is free
+        assert estimate.llm.by_role["chunk_knowledge"] == estimate.chunks == 6
+        assert estimate.llm.cached == 0
+        assert estimate.llm.prompt_tokens > 0 and fake.chat_count == 0  # estimating is free
         report = svc.add("kb", [corpus])
         assert report.ok and report.chunks == 6 and report.questions > 0
         assert fake.chat_count == 6
-        assert svc.estimate("kb", [corpus])["calls"] == 0  # nothing left to build
+        assert svc.estimate("kb", [corpus]).llm.calls == 0  # nothing left to build
         stats = svc.graph_stats("kb")
-        assert (stats["entities"] > 0) == (mode == "graph")
+        assert (stats.entities > 0) == (mode == "graph")
         hits = svc.search("Output Encoding Cross Site Scripting module 3", ["kb"], top_k=3)
         assert hits[0].document == "r3"
 
@@ -105,6 +103,7 @@ def test_429_and_timeouts_are_retried(tmp_path, fake, embedder):
         assert svc.llm.stats.retries >= 2
 
 
+@pytest.mark.slow
 def test_a_server_down_past_the_pause_limit_stops_the_build_which_resumes_later(
     tmp_path, fake, embedder
 ):
@@ -152,7 +151,7 @@ def test_an_llm_confirms_or_refuses_a_cross_language_merge(tmp_path, embedder, s
         assert svc.add("kb", [en]).ok and svc.add("kb", [zh]).ok
         confirmations = [b for b in fake.bodies() if "SameEntity" in json.dumps(b)]
         assert len(confirmations) == 1
-        assert svc.graph_stats("kb")["entities"] == (1 if same else 2)
+        assert svc.graph_stats("kb").entities == (1 if same else 2)
 
 
 def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path, embedder):
@@ -188,7 +187,7 @@ def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path
         assert svc.add("kb", [first]).ok
         report = svc.add("kb", [second])
         assert report.ok and report.degraded == 0, report.to_json()
-        assert svc.graph_stats("kb")["entities"] == 2
+        assert svc.graph_stats("kb").entities == 2
         rows = svc._catalog.db.conn.execute(
             "SELECT s.name, r.type, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
             " JOIN entities t ON t.id = r.target_id"

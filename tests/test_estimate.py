@@ -107,10 +107,11 @@ def test_a_graph_estimate_counts_merges_and_summaries_and_is_close(tmp_path, fak
     corpus = _pages(tmp_path / "pages.jsonl", range(12))
     svc.create_kb("kb", mode="graph")
     estimate = svc.estimate("kb", [corpus])
-    assert set(estimate["by_role"]) == set(ROLE_NAMES) and estimate["basis"] == "default"
-    assert estimate["by_role"]["chunk_knowledge"] == estimate["chunks"] == 12
-    assert estimate["calls"] == sum(estimate["by_role"].values())
-    assert estimate["by_role"]["same_entity"] > 0 and estimate["by_role"]["summarize_description"]
+    llm = estimate.llm
+    assert set(llm.by_role) == set(ROLE_NAMES) and llm.basis == "default"
+    assert llm.by_role["chunk_knowledge"] == estimate.chunks == 12
+    assert llm.calls == sum(llm.by_role.values())
+    assert llm.by_role["same_entity"] > 0 and llm.by_role["summarize_description"]
     assert fake.chat_count == 0  # estimating is free
 
     assert svc.add("kb", [corpus]).ok
@@ -119,11 +120,11 @@ def test_a_graph_estimate_counts_merges_and_summaries_and_is_close(tmp_path, fak
     assert made["same_entity"] > 0 and made["summarize_description"] > 0
     actual = sum(made.values())
     # One call per chunk (12 of 19) would be 37% short; the estimate has to be within 25%.
-    assert abs(estimate["calls"] - actual) <= 0.25 * actual, (estimate["by_role"], made)
-    assert estimate["prompt_tokens"] > svc.estimate("kb", [])["prompt_tokens"] == 0
+    assert abs(llm.calls - actual) <= 0.25 * actual, (llm.by_role, made)
+    assert llm.prompt_tokens > svc.estimate("kb", []).llm.prompt_tokens == 0
 
     again = svc.estimate("kb", [corpus])  # nothing left to build: no graph calls either
-    assert again["calls"] == 0 and set(again["by_role"].values()) == {0}
+    assert again.llm.calls == 0 and set(again.llm.by_role.values()) == {0}
 
 
 def test_a_second_add_is_estimated_from_the_knowledge_bases_own_history(tmp_path, fake, svc):
@@ -131,20 +132,22 @@ def test_a_second_add_is_estimated_from_the_knowledge_bases_own_history(tmp_path
     assert svc.add("kb", [_pages(tmp_path / "first.jsonl", range(12))]).ok
     more = _pages(tmp_path / "second.jsonl", range(12, 20))
     estimate = svc.estimate("kb", [more])
-    assert estimate["basis"] == "history" and estimate["chunks"] == 8
+    llm = estimate.llm
+    assert llm.basis == "history" and estimate.chunks == 8
     fake.reset()
     assert svc.add("kb", [more]).ok
     made = _made(fake)
     actual = sum(made.values())
     # The long descriptions of the first add are summarized again as the new pages name them.
     assert made["summarize_description"] > 0 and actual > 8
-    assert estimate["calls"] > 8
-    assert abs(estimate["calls"] - actual) <= 0.3 * actual, (estimate["by_role"], made)
+    assert llm.calls > 8
+    assert abs(llm.calls - actual) <= 0.3 * actual, (llm.by_role, made)
 
 
 def test_an_index_estimate_has_no_graph_calls(tmp_path, svc):
     svc.create_kb("kb", mode="index")
     estimate = svc.estimate("kb", [_pages(tmp_path / "pages.jsonl", range(12))])
-    assert estimate["calls"] == estimate["chunks"] == estimate["by_role"]["chunk_knowledge"] == 12
-    assert estimate["by_role"]["same_entity"] == estimate["by_role"]["summarize_description"] == 0
-    assert estimate["basis"] == "none"
+    llm = estimate.llm
+    assert llm.calls == estimate.chunks == llm.by_role["chunk_knowledge"] == 12
+    assert llm.by_role["same_entity"] == llm.by_role["summarize_description"] == 0
+    assert llm.basis == "none"

@@ -369,6 +369,7 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
     assert again.returncode == 0 and json.loads(again.stdout)["added"] == 0
 
 
+@pytest.mark.slow
 def test_a_home_that_cannot_be_created_gets_one_sentence():
     # Nothing may create folders under /proc, root included.
     result = subprocess.run(

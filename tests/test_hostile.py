@@ -167,7 +167,7 @@ def test_a_knowledge_base_named_like_an_injection_touches_only_itself(
     assert all("ZEBRA" not in h.text for h in hits)
     assert [d.source for d in svc.documents(hostile)] == ["public.md"]
     hostile_stats = svc.graph_stats(hostile)
-    assert hostile_stats["entities"] > 0 and hostile_stats != secret_stats
+    assert hostile_stats.entities > 0 and hostile_stats != secret_stats
 
     svc.remove(hostile, "public.md")
     assert svc.documents(hostile) == [] and svc.search(query, [hostile]) == []

@@ -4,15 +4,13 @@ One fake server plays a whole misbehaving model (tests/hostile_llm.py `ChaosMode
 hostile replies in turn with valid ones for every role, a judge that never says enough, a
 chunk that never gets a usable reply, tool calls to unknown tools and with unreadable
 arguments, and now and then HTTP 500, 429 with Retry-After, a cut-off reply or a hung one.
-`zhixing add`, `search`, `graph`, `ask` and `run` must each exit 0 with no traceback.
+`zhixing add`, `search`, `graph`, `ask` and `run` must each exit 0 with no traceback (run in
+this process through `main(argv)`, tests/command.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,11 +20,12 @@ from core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
 from core.llm.schemas import ChunkKnowledge
 from core.search.rewrite import QueryRewrites
 from core.task.prompts import RevisedPlan, TaskPlan
+from tests.command import Ran, zhixing
 from tests.fake_openai import FakeOpenAI
 from tests.hostile_llm import ChaosModel
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.slow, pytest.mark.process]
+pytestmark = pytest.mark.slow
 
 ZH = """# 会话管理要求
 
@@ -48,18 +47,7 @@ POISONED = f"""# Appendix
 """
 
 
-def _zhixing(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def _ok(run: subprocess.CompletedProcess[str]) -> str:
+def _ok(run: Ran) -> str:
     assert run.returncode == 0, run.stderr[-2000:]
     assert "Traceback" not in run.stderr and "Traceback" not in run.stdout
     return run.stdout
@@ -89,15 +77,18 @@ def test_build_ask_and_run_through_a_careless_model_and_a_flaky_gateway(tmp_path
             encoding="utf-8",
         )
     with FakeOpenAI(model, chaos=model.faults, retry_after="1", timeout_sleep_s=1.0) as fake:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ZHIXING_"))}
-        env.update(
-            ZHIXING_HOME=str(tmp_path / "home"),
-            OPENAI_BASE_URL=fake.url,
-            OPENAI_API_KEY="sk-test-chaos",
-            ZHIXING_LLM_CONCURRENCY="4",
-        )
-        _ok(_zhixing(env, "kb", "create", "kb", "--mode", "graph"))
-        summary = json.loads(_ok(_zhixing(env, "add", "kb", str(docs), "--json")))
+        home = tmp_path / "home"
+        endpoint = {
+            "OPENAI_BASE_URL": fake.url,
+            "OPENAI_API_KEY": "sk-test-chaos",
+            "ZHIXING_LLM_CONCURRENCY": "4",
+        }
+
+        def _zhixing(*args: str) -> Ran:
+            return zhixing(home, *args, env=endpoint)
+
+        _ok(_zhixing("kb", "create", "kb", "--mode", "graph"))
+        summary = json.loads(_ok(_zhixing("add", "kb", str(docs), "--json")))
         assert summary["added"] == 6 and not summary["failed"] and not summary["stopped"]
         assert summary["degraded"] >= 1  # the poisoned chunk fell back to its text...
         assert sum(summary["fallbacks"].values()) == summary["degraded"]
@@ -107,18 +98,15 @@ def test_build_ask_and_run_through_a_careless_model_and_a_flaky_gateway(tmp_path
             ("passwords log files", "en.md"),
             ("retention period audit records", "appendix.md"),
         ):
-            hits = json.loads(_ok(_zhixing(env, "search", "kb", query, "--json")))["hits"]
+            hits = json.loads(_ok(_zhixing("search", "kb", query, "--json")))["hits"]
             assert any(Path(h["document"]).name == document for h in hits), (query, hits)
-        graph = json.loads(_ok(_zhixing(env, "graph", "kb", "--json")))
+        graph = json.loads(_ok(_zhixing("graph", "kb", "--json")))
         assert graph["entities"] > 0
-        asked = json.loads(
-            _ok(_zhixing(env, "ask", "kb", "会话超时和日志分别有什么要求？", "--json"))
-        )
+        asked = json.loads(_ok(_zhixing("ask", "kb", "会话超时和日志分别有什么要求？", "--json")))
         assert len(asked["rounds"]) == 3  # the judge never said enough: the limit stopped it
         assert asked["answer"].strip()
         report = _ok(
             _zhixing(
-                env,
                 "run",
                 "kb",
                 "审计这个项目",

@@ -42,6 +42,7 @@ def test_a_question_renders_each_round_then_the_answer_with_clickable_citations(
     assert not at.warning and not at.error
 
 
+@pytest.mark.slow
 def test_a_reload_shows_the_conversation_so_far_and_new_conversation_hides_it(home):
     say(open_page("agent"), QUESTION)
     say(open_page("agent"), "如何防止会话固定攻击？")

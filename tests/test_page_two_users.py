@@ -88,6 +88,7 @@ def _slow_build(docs: Path, n: int = 400) -> list[Path]:
     return sorted(folder.iterdir())
 
 
+@pytest.mark.slow
 def test_jobs_show_only_to_who_may_see_their_knowledge_base_and_a_viewer_cannot_cancel(
     served,  # noqa: ANN001
 ):

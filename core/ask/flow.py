@@ -25,7 +25,7 @@ from core.ask.memory import fresh_run, thread_config
 from core.ask.state import AgentState
 from core.ask.streaming import stream_run
 from core.models import Hit
-from core.trace import EventSink, TraceEvent
+from core.trace import AskSink, TraceEvent
 
 __all__ = [
     "AgenticResult",
@@ -124,7 +124,7 @@ def _graph(
 def run_agentic(
     question: str,
     context: AgentContext,
-    on_event: EventSink | None = None,
+    on_event: AskSink | None = None,
     *,
     checkpointer: BaseCheckpointSaver | None = None,
     thread: str | None = None,

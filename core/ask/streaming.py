@@ -6,13 +6,13 @@ in "values" mode, and the last one is the run's result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from core.trace import EventSink, TraceEvent
+from core.trace import TraceEvent
 
 __all__ = ["stream_run"]
 
@@ -21,7 +21,7 @@ def stream_run(
     graph: CompiledStateGraph[Any, Any, Any, Any],
     inputs: Mapping[str, Any],
     context: Any,
-    on_event: EventSink | None = None,
+    on_event: Callable[[Any], None] | None = None,  # an EventSink or an AskSink
     config: Mapping[str, Any] | None = None,
 ) -> tuple[list[TraceEvent], dict[str, Any]]:
     """Run `graph`, handing each node's event to `on_event` as it happens; return every event

@@ -52,7 +52,7 @@ from core.backup.archive import (
 from core.build import embedding_text
 from core.embed import Embedder
 from core.errors import ParseError
-from core.models import Chunk, KnowledgeBase
+from core.models import BackupSummary, Chunk, KnowledgeBase
 from core.store import Catalog, VectorRecord, VectorStore
 from core.store.analysis import ANALYSIS_VERSION, bm25_text
 from core.store.graph import GraphStore
@@ -89,7 +89,7 @@ class Stores:
 # --- export --------------------------------------------------------------------------------
 
 
-def export_kb(stores: Stores, kb: KnowledgeBase, path: Path | str) -> dict[str, Any]:
+def export_kb(stores: Stores, kb: KnowledgeBase, path: Path | str) -> BackupSummary:
     """Write knowledge base `kb` to the archive `path`; return what it holds (counts)."""
     path = Path(path)
     meta, tables = stores.catalog.dump_kb(kb)
@@ -104,7 +104,7 @@ def export_kb(stores: Stores, kb: KnowledgeBase, path: Path | str) -> dict[str, 
         "exported_at": time.time(),
     }
     write_archive(path, manifest, tables, records, dense)
-    return _summary(kb.name, path, kb.embedding, kb.dimension, counts)
+    return BackupSummary(kb.name, str(path), kb.embedding, kb.dimension, counts)
 
 
 def _fetch_vectors(
@@ -125,7 +125,7 @@ def _fetch_vectors(
 # --- import --------------------------------------------------------------------------------
 
 
-def import_kb(stores: Stores, archive: Archive, name: str, path: Path) -> dict[str, Any]:
+def import_kb(stores: Stores, archive: Archive, name: str, path: Path) -> BackupSummary:
     """Restore a read archive as the new knowledge base `name` (whose name the caller checked
     is free), all or nothing; return what it holds."""
     meta, embedding = archive.manifest["kb"], archive.manifest["embedding"]
@@ -148,8 +148,9 @@ def import_kb(stores: Stores, archive: Archive, name: str, path: Path) -> dict[s
         stores.catalog.delete_kb(kb.id)
         raise
     counts = {t: len(rows) for t, rows in archive.tables.items()} | {"vectors": written}
-    summary = _summary(name, path, target[0], target[1], counts)
-    return summary | {"source": meta["name"], "reembedded": not reuse}
+    return BackupSummary(
+        name, str(path), target[0], target[1], counts, source=meta["name"], reembedded=not reuse
+    )
 
 
 def _write_vectors(stores: Stores, archive: Archive, kb_id: int, ids: Ids, reuse: bool) -> int:
@@ -215,10 +216,3 @@ def _embedded_texts(graph: GraphStore, archive: Archive, ids: Ids) -> dict[tuple
     texts = graph.entity_text(list(new_to_old))
     out |= {("entity", new_to_old[new]): text for new, text in texts.items()}
     return out
-
-
-def _summary(
-    name: str, path: Path, embedding: str, dimension: int, counts: dict[str, int]
-) -> dict[str, Any]:
-    return {"name": name, "file": str(path), "embedding": embedding, "dimension": dimension,
-            "counts": counts}  # fmt: skip

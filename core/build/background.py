@@ -29,6 +29,7 @@ from core.ingest import sanitize_name
 from core.ingest.uploads import UploadRefusedError, check_upload
 
 if TYPE_CHECKING:
+    from core.build.estimate import BuildEstimate
     from core.service import KnowledgeService
 
 __all__ = [
@@ -414,7 +415,7 @@ def _check_uploads(uploads: Sequence[tuple[str, bytes]], max_upload_mb: int | No
 
 def estimate(
     service: KnowledgeService, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
-) -> dict[str, dict[str, Any]] | None:
+) -> dict[str, BuildEstimate | None] | None:
     """The LLM and embedding cost of building `uploads` in each mode into a new knowledge base
     (core/build/estimate.py); None when there is nothing worth estimating.
 
@@ -426,6 +427,6 @@ def estimate(
     try:
         paths = _stage(folder, uploads, max_upload_mb=service.settings.max_upload_mb)
         # A knowledge base not created yet: no documents, so nothing counts as already built.
-        return {mode: service.estimate_new(mode, paths) or {} for mode in modes}
+        return {mode: service.estimate_new(mode, paths) for mode in modes}
     finally:
         shutil.rmtree(folder, ignore_errors=True)

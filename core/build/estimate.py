@@ -22,6 +22,7 @@ model extracts, so those are predicted:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_RATES",
+    "BuildEstimate",
+    "EmbeddingCost",
+    "LLMCost",
     "EXTRA_ROLES",
     "PRIOR_CHUNKS",
     "estimate_add",
@@ -47,6 +51,41 @@ __all__ = [
 ]
 
 EXTRA_ROLES = ("same_entity", "summarize_description")
+
+
+@dataclass(frozen=True)
+class EmbeddingCost:
+    model: str
+    texts: int
+    seconds: float | None  # None for an endpoint, whose speed is its own
+
+
+@dataclass(frozen=True)
+class LLMCost:
+    calls: int  # every role
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+    by_role: dict[str, int]
+    basis: str  # where the graph roles' figures come from: "history", "default" or "none"
+    concurrency: int
+
+
+@dataclass(frozen=True)
+class BuildEstimate:
+    """What an `add` would cost: its chunks, their embedding, and with an LLM its calls."""
+
+    chunks: int
+    embedding: EmbeddingCost
+    llm: LLMCost | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The flat shape pages and scripts read: the LLM's fields beside `chunks`."""
+        out: dict[str, Any] = {"chunks": self.chunks, "embedding": asdict(self.embedding)}
+        return out | (asdict(self.llm) if self.llm is not None else {})
+
+
 # Extra calls per `chunk_knowledge` call in graph mode, for a knowledge base without history:
 # the mean of the rates measured on the three benchmark corpora (bench_enrich.py, fake server
 # with contextual descriptions: cheat sheets 0.158 / 0.231, CWE 0.049 / 0.153, Chinese ASVS
@@ -87,17 +126,16 @@ def worth_estimating(pipeline: BuildPipeline) -> bool:
 
 def estimate_add(
     pipeline: BuildPipeline, kb: KnowledgeBase, paths: Sequence[Path]
-) -> dict[str, Any] | None:
+) -> BuildEstimate | None:
     """Estimate the LLM calls and tokens and the embedding time an `add` would cost.
 
     A dry pass: parse and chunk what would be (re)built, then price one extraction call per
     chunk, plus (graph mode) the predicted merge confirmations and summaries; unchanged
     documents and cached prompts cost nothing. None when not `worth_estimating`.
 
-    Always `chunks` and `embedding` ({"model", "texts", "seconds"}; seconds None for an
-    endpoint, whose speed is its own). With an LLM also `calls` (every role), `by_role`, and
-    `basis`, where the graph roles' figures come from: "history" (this knowledge base's earlier
-    builds), "default" (rates measured on benchmark corpora) or "none" (no graph calls).
+    Always `chunks` and `embedding`; with an LLM also `llm`, whose `basis` says where the graph
+    roles' figures come from: "history" (this knowledge base's earlier builds), "default" (rates
+    measured on benchmark corpora) or "none" (no graph calls).
     """
     if not worth_estimating(pipeline):
         return None
@@ -139,16 +177,16 @@ def estimate_add(
     if seconds is not None and pipeline.llm is not None:
         rate = getattr(pipeline.embedder, "units_per_second", 1.0)
         seconds += len(texts) * QUESTIONS_PER_CHUNK * QUESTION_UNITS / rate
-    embedding = {
-        "model": pipeline.embedder.name,
-        "texts": len(texts),
-        "seconds": None if seconds is None else round(seconds, 1),
-    }
+    embedding = EmbeddingCost(
+        model=pipeline.embedder.name,
+        texts=len(texts),
+        seconds=None if seconds is None else round(seconds, 1),
+    )
     if pipeline.llm is None:
-        return {"chunks": len(texts), "embedding": embedding}
+        return BuildEstimate(chunks=len(texts), embedding=embedding)
     from core.llm import PROMPTS
 
-    llm: Any = pipeline.llm
+    llm = pipeline.llm
     estimate = llm.estimate(PROMPTS["chunk_knowledge"], variables)
     by_role = {"chunk_knowledge": estimate["calls"], **dict.fromkeys(EXTRA_ROLES, 0)}
     basis = "none"
@@ -161,15 +199,17 @@ def estimate_add(
                 one = llm.estimate(PROMPTS[role], [_TYPICAL[role]])
                 estimate["prompt_tokens"] += one["prompt_tokens"] * count
                 estimate["completion_tokens"] += one["completion_tokens"] * count
-    return {
-        **estimate,
-        "calls": sum(by_role.values()),
-        "by_role": by_role,
-        "basis": basis,
-        "chunks": len(variables),
-        "concurrency": settings.llm_concurrency,
-        "embedding": embedding,
-    }
+    llm_cost = LLMCost(
+        calls=sum(by_role.values()),
+        cached=int(estimate["cached"]),
+        prompt_tokens=int(estimate["prompt_tokens"]),
+        completion_tokens=int(estimate["completion_tokens"]),
+        model=str(estimate["model"]),
+        by_role=by_role,
+        basis=basis,
+        concurrency=settings.llm_concurrency,
+    )
+    return BuildEstimate(chunks=len(variables), embedding=embedding, llm=llm_cost)
 
 
 def predict_graph_calls(catalog: Catalog, kb_id: int, calls: int) -> tuple[dict[str, int], str]:

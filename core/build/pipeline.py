@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.build.durable import (
     BuildBusyError,
@@ -54,6 +54,9 @@ from core.store import Catalog, VectorRecord, VectorStore
 from core.store.analysis import bm25_text
 from core.store.catalog import JobBusy
 from core.store.graph import GraphStore
+
+if TYPE_CHECKING:
+    from core.build.estimate import BuildEstimate
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
 
@@ -137,7 +140,7 @@ class BuildPipeline:
                 break
         return reports
 
-    def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> dict[str, Any] | None:
+    def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> BuildEstimate | None:
         """Estimate the LLM calls and tokens an `add` would cost, before it runs (None offline)."""
         from core.build.estimate import estimate_add
 

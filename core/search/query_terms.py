@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from core.text.chinese import pos_tag
+from core.text.chinese import QUESTION_WORDS, pos_tag
 from core.text.english import STOP_WORDS, words
 
 __all__ = ["key_terms", "split_query"]
@@ -20,12 +20,7 @@ _EN_STOP = STOP_WORDS | words(
     "about whose should shall must may might any all some also only other more most much many"
     " each per between vs versus use used using"
 )
-_ZH_STOP = frozenset(
-    str.split(
-        "什么 哪些 哪个 哪里 如何 怎么 怎样 怎么样 为什么 是否 有没有 有 是 的 了 和 与 及 以及 或 或者"
-        " 在 上 中 下 对 对于 关于 里 请问 请 一下 需要 应该 应当 要求 方面 问题 可以 能 吗 呢 么 哪"
-    )
-)
+_ZH_STOP = QUESTION_WORDS | words("有没有 请问 问题 么 哪")
 _ZH_KEEP_FLAGS = ("n", "v", "a", "eng", "x", "l", "j", "i", "m")
 _SPLIT = re.compile(
     r"\s*(?:[,，、;；]|以及|及其|和|与|及|并且|并|还有|\band\b|\bor\b|\bas well as\b)\s*",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.models import GraphStats
 from core.store.catalog import Catalog
 
 __all__ = ["GraphStore", "StoredEntity", "StoredRelation"]
@@ -368,7 +369,7 @@ class GraphStore:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def stats(self, kb_id: int) -> dict[str, Any]:
+    def stats(self, kb_id: int) -> GraphStats:
         entities = self.catalog._rows(
             "SELECT type, COUNT(*) AS n FROM entities WHERE kb_id = ? GROUP BY type ORDER BY n DESC",
             (kb_id,),
@@ -376,11 +377,11 @@ class GraphStore:
         relations = self.catalog._rows(
             "SELECT COUNT(*) AS n FROM relations WHERE kb_id = ?", (kb_id,)
         )[0]["n"]
-        return {
-            "entities": sum(r["n"] for r in entities),
-            "relations": int(relations),
-            "types": {r["type"]: r["n"] for r in entities},
-        }
+        return GraphStats(
+            entities=sum(r["n"] for r in entities),
+            relations=int(relations),
+            types={r["type"]: r["n"] for r in entities},
+        )
 
     def find_entities(self, kb_id: int, key: str) -> list[int]:
         """Entities whose name or alias normalizes to `key` (any type)."""

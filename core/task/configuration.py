@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from core.ask import AgenticResult
     from core.llm.protocol import LLM, ToolCallingLLM
     from core.task.workspace import Workspace
-    from core.trace import EventSink
+    from core.trace import AskSink
 
 __all__ = ["MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
 
@@ -34,7 +34,7 @@ class TaskContext:
     is optional: without one, subtasks only consult the knowledge.
     """
 
-    research: Callable[[str, EventSink | None], AgenticResult]
+    research: Callable[[str, AskSink | None], AgenticResult]
     search: Callable[[str, int], list[Hit]]
     workspace: Workspace | None = None
     llm: LLM | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -36,7 +36,6 @@ from core.task.state import (
 from core.task.toolcalling import execute_with_tools
 from core.task.tools import ToolBox
 from core.trace import (
-    AskEvent,
     FindingEvent,
     ReplanEvent,
     ReportEvent,
@@ -102,9 +101,7 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     ctx = runtime.context
     # A follow-up task ("now the same for the upload module") is read against the earlier ones.
     question = resolve_followup(state["task"], state.get("turns", [])[-HISTORY_TURNS:])
-    result = ctx.research(
-        question, lambda e: _emit(runtime, with_phase(cast(AskEvent, e), "research"))
-    )
+    result = ctx.research(question, lambda e: _emit(runtime, with_phase(e, "research")))
     refs = _distinct([knowledge_ref(h) for h in result.evidence])
     if ctx.llm is None and ctx.workspace is not None:
         for topic in offline.probe_topics():

@@ -11,7 +11,7 @@ output reaches the model wrapped in <tool_output> tags: it is data, never instru
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -24,7 +24,6 @@ from core.trace import (
     EventSink,
     ToolCallEvent,
     ToolResultEvent,
-    TraceEvent,
     with_phase,
 )
 
@@ -213,8 +212,8 @@ class ToolBox:
         return self.context.workspace
 
     def _search_knowledge(self, query: str) -> str:
-        def forward(event: TraceEvent) -> None:
-            self.emit(with_phase(cast(AskEvent, event), "subtask", self.subtask))
+        def forward(event: AskEvent) -> None:
+            self.emit(with_phase(event, "subtask", self.subtask))
 
         result = self.context.research(query, forward)
         lines = [f"Answer: {result.answer.to_json().get('answer', '')}"]

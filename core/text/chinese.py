@@ -17,13 +17,20 @@ from typing import Any
 
 from core.text.english import words
 
-__all__ = ["CJK_CHARS", "FUNCTION_CHARACTERS", "ZH_DOMAIN_WORDS", "pos_tag"]
+__all__ = ["CJK_CHARS", "FUNCTION_CHARACTERS", "QUESTION_WORDS", "ZH_DOMAIN_WORDS", "pos_tag"]
 
 CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff"  # for character classes: CJK ideographs
 
 # Particles, pronouns and question words: a passage that answers has no need to contain them.
 FUNCTION_CHARACTERS = frozenset(
     "的了吗呢吧啊是在有和与及或什么哪谁几何为怎样如其这那些个之于对把被从到就都也还又"
+)
+# Words that say how something is asked, not what about: question words, particles,
+# conjunctions, prepositions, modal verbs. Query terms (core/search/query_terms.py) and answer
+# sentences (core/answer.py) both leave them out, each adding a few of its own.
+QUESTION_WORDS = words(
+    "什么 哪些 哪个 哪里 如何 怎么 怎样 怎么样 为什么 是否 有 是 的 了 和 与 及 以及 或 或者 "
+    "在 上 中 下 对 对于 关于 里 请 一下 需要 应该 应当 要求 方面 可以 能 吗 呢"
 )
 # Terms of the field that jieba's dictionary cuts apart ("会话" comes out as "会/话").
 ZH_DOMAIN_WORDS = words(
