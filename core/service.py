@@ -65,6 +65,7 @@ from core.trace import AskSink, EventSink
 
 if TYPE_CHECKING:
     from core.backup import Stores
+    from core.build.durable import JobRecord
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -298,7 +299,7 @@ class KnowledgeService(AccessControl):
         self.actor.require("build", "add documents")
         return self._jobs.resume_interrupted(self)
 
-    def interrupted_builds(self) -> list[tuple[Any, str]]:
+    def interrupted_builds(self) -> list[tuple[JobRecord, str]]:
         """The interrupted builds' job records with their knowledge bases' names."""
         self.actor.require("build", "add documents")
         return [
@@ -554,7 +555,7 @@ class KnowledgeService(AccessControl):
 
     def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
         """Names one hop from the entities the terms name: the offline refiner's new leads."""
-        from core.text.names import normalize_entity_name
+        from core.text.entity_names import normalize_entity_name
 
         names: list[str] = []
         for kb in kbs:
@@ -586,7 +587,7 @@ class KnowledgeService(AccessControl):
         """What the graph page draws: the `cap` best-connected entities of the given types and
         degree, or the `hops`-neighbourhood of the entity `query` names; drawn as HTML that runs
         in a sandbox with no same-origin (core/viz.py)."""
-        from core.text.names import normalize_entity_name
+        from core.text.entity_names import normalize_entity_name
         from core.viz import GraphEdge, GraphNode, render_graph
 
         kb = self.kb(name)
@@ -682,7 +683,7 @@ class KnowledgeService(AccessControl):
     ) -> Neighbourhood:
         """The K-hop neighbourhood of an entity: nodes (with the chunks that mention them) and
         edges (`to_json` is the `graph --json` shape of docs/architecture.md §9)."""
-        from core.text.names import normalize_entity_name
+        from core.text.entity_names import normalize_entity_name
 
         kb = self.kb(name)
         seeds = self._graph.find_entities(kb.id, normalize_entity_name(entity))

@@ -8,13 +8,16 @@ other methods sit in those methods.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.auth import User, authenticate, check_role, check_user_name, hash_password
 from core.config import Settings, load_saved, save_settings
 from core.errors import NotFoundError
 from core.models import KnowledgeBase
 from core.store.users import AuditEntry, StoredUser, UserStore
+
+if TYPE_CHECKING:
+    from core.llm.check import ConnectionCheck
 
 __all__ = ["AccessControl"]
 
@@ -110,7 +113,7 @@ class AccessControl:
         self._audit("settings.change", "settings", keys=changed)
         return saved
 
-    def check_endpoint(self, candidate: Settings) -> Any:
+    def check_endpoint(self, candidate: Settings) -> ConnectionCheck:
         """Try the LLM endpoint of candidate settings before they are saved (core/llm/check)."""
         from core.llm.check import check_connection
 

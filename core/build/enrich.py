@@ -30,7 +30,7 @@ from core.llm.schemas import ChunkKnowledge
 from core.models import Chunk, KnowledgeBase
 from core.store import VectorStore
 from core.store.graph import GraphStore
-from core.text.names import normalize_entity_name
+from core.text.entity_names import normalize_entity_name
 
 __all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from core.llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation, IndexQuestion
-from core.text.names import normalize_entity_name
+from core.text.entity_names import normalize_entity_name
 
 __all__ = ["ENTITY_TYPES", "clean_knowledge"]
 

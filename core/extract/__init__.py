@@ -7,6 +7,6 @@ Chinese, loads on first use.
 """
 
 from core.extract.offline import MODES, offline_knowledge
-from core.text.names import normalize_entity_name
+from core.text.entity_names import normalize_entity_name
 
 __all__ = ["MODES", "normalize_entity_name", "offline_knowledge"]

@@ -1,4 +1,4 @@
-"""A term found in a sentence (`Mention`); the name key entities merge by is core/text/names.py."""
+"""A term found in a sentence (`Mention`); the name key entities merge by is core/text/entity_names.py."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.text.chinese import CJK_CHARS
-from core.text.names import normalize_entity_name
+from core.text.entity_names import normalize_entity_name
 
 __all__ = ["CJK_CHARS", "Mention", "normalize_entity_name", "overlaps", "top_level"]
 

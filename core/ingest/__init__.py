@@ -7,8 +7,8 @@ BeautifulSoup and charset_normalizer.
 
 from core.ingest.chunk import chunk_document
 from core.ingest.detect import detect_kind
+from core.ingest.file_names import sanitize_name
 from core.ingest.jsonl import iter_jsonl
-from core.ingest.names import sanitize_name
 from core.ingest.parse import parse_file
 
 __all__ = ["chunk_document", "detect_kind", "iter_jsonl", "parse_file", "sanitize_name"]

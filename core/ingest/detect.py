@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import ParseError
-from core.ingest.names import sanitize_name
+from core.ingest.file_names import sanitize_name
 from core.ingest.textcodec import decode_text, looks_binary
 
 __all__ = ["KINDS", "SUPPORTED", "detect_kind", "read_failure"]

@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 from core.errors import ParseError
 from core.ingest.detect import detect_kind, read_failure
-from core.ingest.names import sanitize_name
+from core.ingest.file_names import sanitize_name
 from core.ingest.textcodec import normalize_newlines
 from core.models import Page, ParsedDocument
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from core.errors import ParseError
 from core.ingest.detect import KINDS, detect_kind
+from core.ingest.file_names import sanitize_name
 from core.ingest.html import parse_html
-from core.ingest.names import sanitize_name
 from core.ingest.pdf import parse_pdf
 from core.ingest.plain import parse_markdown, parse_text
 from core.ingest.word import parse_docx

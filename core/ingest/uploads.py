@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from core.errors import ParseError
-from core.ingest.names import sanitize_name
+from core.ingest.file_names import sanitize_name
 from core.ingest.textcodec import looks_binary
 
 __all__ = ["UPLOAD_SUFFIXES", "UploadRefusedError", "check_upload"]

@@ -24,7 +24,7 @@ from core.search.titles import TitleIndex
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
 from core.store.vectors import VectorHit
-from core.text.names import normalize_entity_name
+from core.text.entity_names import normalize_entity_name
 
 __all__ = ["GRAPH_HOPS", "StrategyRunner"]
 
