@@ -1,4 +1,8 @@
-"""Parse plain text and Markdown files: decode robustly, keep the text, find a title."""
+"""Parse plain text and Markdown files: decode robustly, keep the text, find a title.
+
+HTML embedded in them (a Word table converted to Markdown stays `<table>`) is rendered as text
+by embedded_html.py, so that tags never reach the index.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 
 from core.errors import ParseError
 from core.ingest.detect import read_failure
+from core.ingest.embedded_html import expand_html
 from core.ingest.textcodec import decode_text, normalize_newlines
 from core.models import Page, ParsedDocument
 
@@ -35,15 +40,22 @@ def read_text(path: Path, source: str) -> str:
 
 def parse_text(path: Path, source: str) -> ParsedDocument:
     """Parse a plain-text file into one page."""
-    text = read_text(path, source)
+    text = _rendered(read_text(path, source), source, markdown=False)
     return ParsedDocument(source, "text", _first_line_title(text) or path.stem, (Page(1, text),))
 
 
 def parse_markdown(path: Path, source: str) -> ParsedDocument:
     """Parse a Markdown file into one page; the title is front matter's, the first heading, …"""
-    text = read_text(path, source)
+    text = _rendered(read_text(path, source), source, markdown=True)
     title = _markdown_title(text) or _first_line_title(text) or path.stem
     return ParsedDocument(source, "markdown", title, (Page(1, text),))
+
+
+def _rendered(text: str, source: str, *, markdown: bool) -> str:
+    text = expand_html(text, markdown=markdown)
+    if not text.strip():
+        raise ParseError(f"{source} has no readable text (only markup or comments).")
+    return text
 
 
 def _markdown_title(text: str) -> str | None:
