@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:
 from app.auth import require_login, sign_out  # noqa: E402
 from app.background import resume_interrupted_once  # noqa: E402
 from app.services import ACTOR_KEY, knowledge_service  # noqa: E402
+from app.strings import LANGUAGE_KEY, LANGUAGE_NAMES, initial_language  # noqa: E402
 from app.strings import shell as T  # noqa: E402
 from app.widgets import inert, sidebar  # noqa: E402
 from core.config import Settings  # noqa: E402
@@ -24,7 +25,7 @@ from core.service import debug_log  # noqa: E402
 
 log = logging.getLogger("app.main")
 
-st.set_page_config(page_title=T.APP_TITLE, page_icon="📚", layout="wide")
+LANGUAGE_USER = "ui-language-user"  # session key: whose saved choice the language is, if anyone's
 
 try:
     debug_log(Settings.from_env().home)  # tracebacks go there, one sentence to the page
@@ -34,10 +35,30 @@ except ZhixingError as exc:
     st.stop()
 # Builds a crash interrupted go on as soon as the server is back (once per process).
 resume_interrupted_once(shared)
+# The login form speaks the deployment's or the browser's language; once someone signs in,
+# their own saved choice takes over (again whenever another user signs in on this session).
+if st.session_state.get(LANGUAGE_KEY) not in LANGUAGE_NAMES:
+    st.session_state[LANGUAGE_KEY] = initial_language(
+        shared.settings.language, None, st.context.locale
+    )
+    st.session_state.pop(LANGUAGE_USER, None)
+st.set_page_config(page_title=T.APP_TITLE, page_icon="📚", layout="wide")
 # Nobody reaches a page, nor the sidebar's list of knowledge bases, before signing in.
 st.session_state[ACTOR_KEY] = None
 user = require_login(shared)
 st.session_state[ACTOR_KEY] = user
+if st.session_state.get(LANGUAGE_USER) != user.name:
+    saved = shared.as_user(user).preference("language")
+    st.session_state[LANGUAGE_KEY] = initial_language(
+        shared.settings.language, saved, st.context.locale
+    )
+    st.session_state[LANGUAGE_USER] = user.name
+
+
+def save_language() -> None:
+    """The sidebar's language picker changed: keep the choice for this user's next sessions."""
+    shared.as_user(user).set_preference("language", st.session_state[LANGUAGE_KEY])
+
 
 PAGES = ROOT / "pages"
 pages = [
@@ -55,6 +76,13 @@ except ZhixingError as exc:
     st.error(T.SERVICE_ERROR.format(error=exc))
     st.stop()
 with st.sidebar:
+    st.selectbox(
+        T.LANGUAGE,
+        list(LANGUAGE_NAMES),
+        format_func=LANGUAGE_NAMES.__getitem__,
+        key=LANGUAGE_KEY,
+        on_change=save_language,
+    )
     sign_out(user)
 try:
     navigation.run()

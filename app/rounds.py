@@ -7,6 +7,7 @@ stored run's trace with every round collapsed. The content mirrors `zhixing ask`
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -38,7 +39,7 @@ def where(page: int, line_start: int = 0, line_end: int = 0) -> str:
 
 def render_hits(hits: Sequence[Hit], header: str) -> None:
     """One expander per hit: rank, fused score, document, page and provenance; the text inside."""
-    st.subheader(header.format(count=len(hits)))
+    st.markdown(f"**{header.format(count=len(hits))}**")
     if not hits:
         st.caption(T.NO_HITS)
     for rank, hit in enumerate(hits, start=1):
@@ -64,7 +65,9 @@ def _pieces(text: str, size: int = 6, total_s: float = 1.5) -> Iterator[str]:
         time.sleep(delay)
 
 
-def render_answer(answer: Mapping[str, Any], *, stream: bool = False) -> None:
+def render_answer(
+    answer: Mapping[str, Any], *, stream: bool = False, hits: Sequence[Hit] = ()
+) -> None:
     """The answer (`Answer.to_json()`); the not-found sentence is shown exactly, as a notice."""
     text = inert(answer.get("answer", ""))
     if not answer.get("found"):
@@ -73,20 +76,69 @@ def render_answer(answer: Mapping[str, Any], *, stream: bool = False) -> None:
         st.write_stream(_pieces(text))
     else:
         st.markdown(text)
-    render_citations(answer.get("citations", []))
+    render_citations(answer.get("citations", []), hits)
 
 
-def render_citations(citations: Sequence[Mapping[str, Any]]) -> None:
-    """Each `[n]` as an expander that reveals the cited chunk: document, page and text."""
+def render_citations(citations: Sequence[Mapping[str, Any]], hits: Sequence[Hit] = ()) -> None:
+    """Each `[n]` as an expander that opens the whole cited chunk, the cited sentences marked;
+    without the chunk (an imported answer) the cited sentences alone."""
     if not citations:
         return
+    chunks = {hit.chunk_id: hit.text for hit in hits}
     st.caption(T.CITATIONS_HEADER)
     for citation in citations:
         label = T.CITATION_LABEL.format(
             n=citation["n"], document=citation["document"], where=where(int(citation["page"]))
         )
+        spans = [tuple(span) for span in citation.get("highlights") or ()]
+        chunk = citation.get("chunk_text") or chunks.get(citation.get("chunk_id", -1))
         with st.expander(inert(label)):
-            st.text(citation["text"])
+            if chunk and spans and citation.get("chunk_text"):
+                st.markdown(marked(chunk, spans))
+            elif chunk:
+                st.markdown(highlighted(chunk, str(citation["text"])))
+            else:
+                st.text(citation["text"])
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^])")
+
+
+def _escaped(text: str) -> str:
+    """Document text shown literally in Markdown: every mark escaped, line breaks kept."""
+    return "  \n".join(_MARKDOWN_SPECIAL.sub(r"\\\1", line) for line in text.split("\n"))
+
+
+def highlighted(chunk: str, cited: str) -> str:
+    """The chunk as literal Markdown with each cited sentence marked where it stands.
+
+    The answer may have joined a sentence's lines or cut a long one ("…"), so a sentence is
+    found by its characters in order, whatever whitespace stands between them.
+    """
+    spans: list[tuple[int, int]] = []
+    for sentence in re.split(r"(?<=[。！？；.!?;])\s*|\s*…\s*", cited):
+        chars = "".join(sentence.split())
+        if not chars:
+            continue
+        pattern = r"\s*".join(re.escape(c) for c in chars)
+        match = re.search(pattern, chunk)
+        if match and match.end() > match.start():
+            spans.append(match.span())
+    return marked(chunk, spans)
+
+
+def marked(chunk: str, spans: Sequence[tuple[int, ...]]) -> str:
+    """The chunk as literal Markdown with the (start, end) spans marked."""
+    out, at = [], 0
+    for start, end, *_ in sorted(spans):
+        if start < at:
+            continue  # overlapping spans: the first one marks it
+        out.append(_escaped(chunk[at:start]))
+        marked = [_escaped(line) for line in chunk[start:end].split("\n")]
+        out.append("  \n".join(f":orange-background[{m}]" if m.strip() else m for m in marked))
+        at = end
+    out.append(_escaped(chunk[at:]))
+    return "".join(out)
 
 
 def _listed(items: Sequence[str]) -> str:

@@ -148,6 +148,8 @@ def _subtask_line(n: int, subtask: Mapping[str, Any]) -> str:
 def render_result(result: Mapping[str, Any], key: str) -> None:
     """The report, with download buttons (Markdown and the `run --json` shape)."""
     st.subheader(T.REPORT)
+    for warning in result.get("warnings", []):  # e.g. no workspace: nothing was audited
+        st.warning(inert(warning))
     st.caption(T.TASK_FINDINGS.format(n=len(result.get("findings", []))))
     st.markdown(inert(result["report"]))
     left, right = st.columns(2)

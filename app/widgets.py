@@ -10,6 +10,7 @@ from typing import TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
+from app.background import stage_text
 from app.strings import shell as T
 from core.errors import ZhixingError
 from core.service import KnowledgeService, ProgressEvent
@@ -77,6 +78,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "app" / "samples"
 # The task agent's showcase (docs/architecture.md §7) audits samples/springboot-shop against this guideline.
 SAMPLE_GUIDELINE = ROOT / "samples" / "java-secure-coding-guideline.md"
+# Session key: the sample knowledge base just built, for the build page to say it is ready
+# (the empty state reruns the page, which would lose a message shown before).
+SAMPLE_READY = "sample-ready"
 
 
 def empty_state(service: KnowledgeService) -> bool:
@@ -105,7 +109,7 @@ def build_sample(service: KnowledgeService) -> None:
         # The pipeline reports from its worker threads: lend them this script's context.
         if get_script_run_ctx() is None:
             add_script_run_ctx(threading.current_thread(), ctx)
-        status.write(inert(f"{event.stage}: {event.message}"))
+        status.write(inert(stage_text(event.stage, event.step, event.steps, event.message)))
 
     with st.status(T.SAMPLE_BUILDING, expanded=True) as status:
         try:
@@ -121,3 +125,4 @@ def build_sample(service: KnowledgeService) -> None:
             state="complete",
             expanded=False,
         )
+        st.session_state[SAMPLE_READY] = T.SAMPLE_KB_NAME

@@ -19,8 +19,13 @@ from typing import TYPE_CHECKING, Any
 from core.errors import LLMError, LLMOutputError
 from core.llm.prompts import PROMPTS, GroundedAnswer
 from core.models import Hit
-from core.text.chinese import QUESTION_WORDS
-from core.text.english import STOP_WORDS, stem, words
+from core.text.question_words import (
+    ENGLISH_FUNCTION_WORDS,
+    held_terms,
+    is_kind_term,
+    question_terms,
+)
+from core.text.sentences import asks_about_scope, clip, hit_sentences
 
 if TYPE_CHECKING:
     from core.llm.protocol import LLM
@@ -48,48 +53,31 @@ log = logging.getLogger(__name__)
 
 _MAX_ANSWER_CHARS = 8000  # a grounded answer longer than this is not concise, it is a dump
 _SENTENCE_CHARS = 300  # a longer "sentence" (a table row, a run-on list) is cut for display
-_HEADING_CHARS = 16  # sentences shorter than this lose ties: they are mostly headings
+_SHORT_CHARS = 16  # sentences shorter than this lose ties: stubs say little
 _HIT_CHARS = 2000  # per hit in the prompt; chunks are bounded already, this is a guard
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,，]\s*\d+)*)\]")
-# After a CJK sentence end, or a Latin one followed by a space; newlines end sentences too.
-_SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+")
-_BULLET = re.compile(r"^[\s\-*•·#>]+")
-
-
-# Question words and function words: they say how something is asked, not what about.
-_ZH_STOP = QUESTION_WORDS | words(
-    "哪种 为何 多少 几 吧 啊 为 被 把 将 要 需 应 必须 能够 会 规定 其 它 他们 我们 你 我 这 那 "
-    "这些 那些 等 有关 相关 进行 主要 分别 各 各自 具体 提出 做 做到 满足 包括 包含"
-)
-_EN_STOP = STOP_WORDS | words(
-    "whose "
-    "about "
-    "should must may might shall "
-    "us any all some also here say says "
-    "said describe explain tell list give mean means way ways kind kinds type types required "
-    "requirement requirements require requires need needs according recommend recommended "
-    "please other more most much many each define defined definition meaning"
-)
-# Words every document of a security knowledge base uses: they only count when a question has
-# nothing more specific to be about.
-_GENERIC = words("安全 应用 应用程序 系统") | {
-    stem(w) for w in ("security", "secure", "application", "system")
-}
-_POS_DROPPED = ("u", "p", "c", "r", "d", "y", "e", "o", "q", "x", "w", "f", "m")
+_CJK_END = re.compile(r"[\u3000-\u303f\uff00-\uffef\u3400-\u9fff]$")
 
 
 @dataclass(frozen=True)
 class Citation:
-    """One cited hit: `n` is the number the answer uses for it, `text` what it is cited for."""
+    """One cited hit: `n` is the number the answer uses for it, `text` what it is cited for.
+
+    `chunk_text` is the whole chunk, so a reader can open it; `highlights` are the (start, end)
+    offsets in `chunk_text` of the sentences the extractive answer quotes (empty when the
+    answer is the model's: it cites the chunk, not a sentence of it).
+    """
 
     n: int
     chunk_id: int
     document: str
     page: int
     text: str
+    chunk_text: str = ""
+    highlights: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,7 +108,7 @@ def is_chinese(text: str) -> bool:
     if not han:
         return False
     words = _LATIN_WORD.findall(text)
-    if not any(w.lower() in _EN_STOP for w in words):
+    if not any(w.lower() in ENGLISH_FUNCTION_WORDS for w in words):
         return True
     return han >= sum(len(w) for w in words)
 
@@ -151,49 +139,6 @@ def grounded_answer(
     return _extractive_answer(question, hits, aspects, max_citations)
 
 
-# --- key terms ------------------------------------------------------------------------------
-
-
-def _latin_stems(text: str) -> set[str]:
-    return {stem(w) for w in (m.lower() for m in _LATIN_WORD.findall(text)) if len(w) > 1}
-
-
-def _candidate_terms(text: str) -> list[str]:
-    """The content words of a text, in order: jieba words for Chinese, stems for English."""
-    terms: list[str] = []
-    if _HAN.search(text):
-        from core.text.chinese import pos_tag  # loads jieba's dictionary on first use
-
-        for word, flag in pos_tag(text):
-            word = word.strip().lower()
-            if not word or (flag.startswith(_POS_DROPPED) and flag != "eng"):
-                continue
-            if _HAN.search(word):
-                if len(word) > 1 and word not in _ZH_STOP:
-                    terms.append(word)
-            else:
-                terms.extend(stem(w) for w in _LATIN_WORD.findall(word) if _is_english_term(w))
-    else:
-        terms = [stem(w) for w in _LATIN_WORD.findall(text.lower()) if _is_english_term(w)]
-    return list(dict.fromkeys(terms))
-
-
-def _is_english_term(word: str) -> bool:
-    word = word.lower()
-    return len(word) > 1 and not word.isdigit() and word not in _EN_STOP
-
-
-def _key_terms(text: str) -> tuple[str, ...]:
-    """Return the terms a question is about, generic words only when nothing else is left."""
-    terms = _candidate_terms(text)
-    specific = [t for t in terms if t not in _GENERIC]
-    return tuple(specific or terms)
-
-
-def _contains(term: str, text: str, stems: set[str]) -> bool:
-    return term in text if _HAN.search(term) else term in stems
-
-
 # --- extractive answer ----------------------------------------------------------------------
 
 
@@ -202,26 +147,37 @@ class _Sentence:
     hit: int  # index into the hits, best first
     order: int  # position over all hits, for stable tie-breaks
     text: str
-    terms: frozenset[str]
+    terms: frozenset[str]  # the key terms it holds, its section heading's included
+    own: int  # how many of them its own words hold (a heading names a topic, says nothing)
+    span: tuple[int, int]  # where it lies in its hit's text
+    section: str  # the heading it stands under
 
 
-def _sentences(hits: Sequence[Hit], terms: Iterable[str]) -> list[_Sentence]:
-    """Split the hits into sentences and note which key terms each one contains."""
+def _sentences(
+    hits: Sequence[Hit], terms: Iterable[str], *, scope_ok: bool = False
+) -> list[_Sentence]:
+    """The hits' whole sentences (core/text/sentences.py) and the key terms each one holds.
+
+    Headings, labels and lead-ins are not sentences; scope notes ("本标准适用于…") are left out
+    unless the question asks about scope. A sentence holds the terms of the heading it stands
+    under as well: under "4 会话管理", "空闲会话在 15 分钟后失效" is about session management.
+    """
     wanted = tuple(terms)
     out: list[_Sentence] = []
     seen: set[str] = set()
     for index, hit in enumerate(hits):
-        for line in hit.text.splitlines():
-            for piece in _SENTENCE_END.split(line):
-                text = _BULLET.sub("", piece).strip()
-                if len(text) < 4 or text in seen:
-                    continue  # overlapping chunks repeat sentences: cite the best-ranked one
-                seen.add(text)
-                lowered, stems = text.lower(), _latin_stems(text)
-                contained = frozenset(t for t in wanted if _contains(t, lowered, stems))
-                if len(text) > _SENTENCE_CHARS:
-                    text = text[: _SENTENCE_CHARS - 1] + "…"
-                out.append(_Sentence(index, len(out), text, contained))
+        for sentence in hit_sentences(hit, scope_ok=scope_ok):
+            key = " ".join(sentence.text.split())
+            if key in seen:
+                continue  # overlapping chunks repeat sentences: cite the best-ranked one
+            seen.add(key)
+            own = held_terms(wanted, sentence.text)
+            heading = held_terms(wanted, sentence.heading) - {t for t in wanted if is_kind_term(t)}
+            text = clip(sentence.text, _SENTENCE_CHARS)
+            span = (sentence.start, sentence.end)
+            out.append(
+                _Sentence(index, len(out), text, own | heading, len(own), span, sentence.heading)
+            )
     return out
 
 
@@ -258,33 +214,44 @@ def _pick(
         take(best)
         uncovered_core -= best.terms
         uncovered_extra -= best.terms
-    # Set cover alone can answer with one sentence; add a few more that are about the question.
+    # Set cover alone can answer with one sentence; add a few more that are about the question,
+    # from the sections already quoted first: the rest of the passage that answers.
     need = math.ceil(len(core_terms) / 2)
-    ranked = sorted(candidates, key=lambda s: (len(s.terms & core_terms), *_merit(s)), reverse=True)
+    sections = {(s.hit, s.section) for s in chosen}
+    ranked = sorted(
+        candidates,
+        key=lambda s: (len(s.terms & core_terms), (s.hit, s.section) in sections, *_merit(s)),
+        reverse=True,
+    )
     for s in ranked:
         if len(chosen) >= fill_to:
             break
-        if allowed(s) and len(s.terms & core_terms) >= need:
+        if (
+            allowed(s)
+            and len(s.terms & core_terms) >= need
+            and (s.own or (s.hit, s.section) in sections)
+        ):
             take(s)
-    return chosen
+    # Read in the documents' order: by hit, then where the sentence stands in it.
+    return sorted(chosen, key=lambda s: (s.hit, s.order))
 
 
-def _merit(s: _Sentence) -> tuple[int, int, int, int]:
-    """Tie-breaks between sentences of equal coverage: more terms, not a bare heading, rank."""
-    # A heading ("V3 会话管理。") covers its topic's term but says nothing about it.
-    return len(s.terms), min(len(s.text), _HEADING_CHARS), -s.hit, -s.order
+def _merit(s: _Sentence) -> tuple[int, int, int, int, int]:
+    """Tie-breaks between sentences of equal coverage: more terms, more in its own words,
+    not a bare stub, rank."""
+    return len(s.terms), s.own, min(len(s.text), _SHORT_CHARS), -s.hit, -s.order
 
 
 def _extractive_answer(
     question: str, hits: Sequence[Hit], aspects: Sequence[str], max_citations: int
 ) -> Answer:
     """Answer with the hits' own sentences that best cover the question, grouped by aspect."""
-    question_terms = frozenset(_key_terms(question))
-    aspect_terms = [(a, frozenset(_key_terms(a)) or frozenset({a.lower()})) for a in aspects]
-    all_terms = question_terms.union(*(t for _, t in aspect_terms))
+    asked_terms = frozenset(question_terms(question))
+    aspect_terms = [(a, frozenset(question_terms(a)) or frozenset({a.lower()})) for a in aspects]
+    all_terms = asked_terms.union(*(t for _, t in aspect_terms))
     if not all_terms:
         return not_found(question)
-    sentences = _sentences(hits, all_terms)
+    sentences = _sentences(hits, all_terms, scope_ok=asks_about_scope(question))
     hits_used: list[int] = []
     groups: list[tuple[str, list[_Sentence]]] = []
     if aspect_terms:
@@ -293,13 +260,13 @@ def _extractive_answer(
             taken = {s for _, group in groups for s in group}
             pool = [s for s in sentences if s not in taken]
             picked = _pick(
-                pool, terms, question_terms, budget, min(budget, 2), hits_used, max_citations
+                pool, terms, asked_terms, budget, min(budget, 3), hits_used, max_citations
             )
             if picked:
                 groups.append((aspect, picked))
     else:
         picked = _pick(
-            sentences, question_terms, frozenset(), MAX_SENTENCES, 3, hits_used, max_citations
+            sentences, asked_terms, frozenset(), MAX_SENTENCES, 3, hits_used, max_citations
         )
         groups.append(("", picked))
     if len(aspect_terms) > 1:
@@ -307,7 +274,7 @@ def _extractive_answer(
     covered = frozenset().union(*(s.terms for _, group in groups for s in group))
     if len(covered & all_terms) <= COVERAGE_THRESHOLD * len(all_terms):
         return not_found(question)
-    return _render(question, hits, groups)
+    return _render(question, hits, [("", group) for _, group in groups])
 
 
 def _per_aspect(
@@ -319,8 +286,9 @@ def _per_aspect(
     """Apply the not-found rule to each aspect: answer the covered ones, name the others.
 
     An aspect is covered when its sentences hold at least COVERAGE_THRESHOLD of the terms that
-    set it apart from the other aspects (the agentic judge's rule) (a frame they all share, like "Java 应用", proves
-    nothing). When no aspect is covered the answer is the plain not-found sentence.
+    set it apart from the other aspects (the agentic judge's rule): a frame they all share,
+    like "Java 应用", proves nothing. When no aspect is covered the answer is the plain
+    not-found sentence.
     """
     shared = frozenset.intersection(*(terms for _, terms in aspect_terms))
     picked = dict(groups)
@@ -338,9 +306,17 @@ def _per_aspect(
     answer = _render(question, hits, found)
     if missing:
         chinese = is_chinese(question)
-        lines = [f"{a}：{NOT_FOUND_ZH}" if chinese else f"{a}: {NOT_FOUND_EN}" for a in missing]
-        answer = Answer("\n".join([answer.answer, *lines]), True, answer.citations)
+        lines = [
+            f"{_label(a)}：{NOT_FOUND_ZH}" if chinese else f"{_label(a)}: {NOT_FOUND_EN}"
+            for a in missing
+        ]
+        answer = Answer("\n\n".join([answer.answer, *lines]), True, answer.citations)
     return answer
+
+
+def _label(aspect: str) -> str:
+    """An aspect as a label: without the question's own end ("多久？" + "：" reads "多久？：")."""
+    return aspect.strip().rstrip("?？。.!！:：;；,， ")
 
 
 def _render(
@@ -348,27 +324,49 @@ def _render(
     hits: Sequence[Hit],
     groups: Sequence[tuple[str, Sequence[_Sentence]]],
 ) -> Answer:
-    """Write the chosen sentences as lines ending in [n], numbering hits by first use."""
+    """Write the chosen sentences as lines ending in [n], numbering hits by first use.
+
+    Each aspect's label opens a paragraph of its own: in Markdown a line right after a list
+    item continues that item, which glued the label onto the sentence above it.
+    """
     chinese = is_chinese(question)
-    colon, space = ("：", "") if chinese else (":", " ")
+    colon = "：" if chinese else ":"
     numbers: dict[int, int] = {}
-    cited: dict[int, list[str]] = {}
-    lines: list[str] = []
+    cited: dict[int, list[_Sentence]] = {}
+    blocks: list[str] = []
     for aspect, group in groups:
-        if aspect:
-            lines.append(f"{aspect}{colon}")
+        lines = [f"{_label(aspect)}{colon}"] if aspect else []
         for s in group:
             n = numbers.setdefault(s.hit, len(numbers) + 1)
-            cited.setdefault(s.hit, []).append(s.text)
+            cited.setdefault(s.hit, []).append(s)
+            # "。[1]" in Chinese; a space where the sentence ends in a word or a number
+            # (a table row's "… | CWE: 384 [1]", English).
+            space = "" if chinese and _CJK_END.search(s.text) else " "
             lines.append(f"- {s.text}{space}[{n}]")
-    citations = tuple(
-        _citation(n, hits[index], " ".join(cited[index])) for index, n in numbers.items()
+        blocks.append("\n".join(lines))
+    citations = tuple(_cited(n, hits[index], cited[index]) for index, n in numbers.items())
+    return Answer("\n\n".join(blocks), True, citations)
+
+
+def _cited(n: int, hit: Hit, sentences: Sequence[_Sentence]) -> Citation:
+    """A hit's citation: the sentences it is cited for, and where they lie in its text."""
+    ordered = sorted(sentences, key=lambda s: s.span)
+    text = " ".join(s.text for s in ordered)
+    return _citation(n, hit, text, tuple(s.span for s in ordered))
+
+
+def _citation(
+    n: int, hit: Hit, text: str, highlights: tuple[tuple[int, int], ...] = ()
+) -> Citation:
+    return Citation(
+        n=n,
+        chunk_id=hit.chunk_id,
+        document=hit.document,
+        page=hit.page,
+        text=text,
+        chunk_text=hit.text,
+        highlights=highlights,
     )
-    return Answer("\n".join(lines), True, citations)
-
-
-def _citation(n: int, hit: Hit, text: str) -> Citation:
-    return Citation(n=n, chunk_id=hit.chunk_id, document=hit.document, page=hit.page, text=text)
 
 
 # --- LLM answer -----------------------------------------------------------------------------

@@ -10,11 +10,12 @@ from typing import Self
 
 from core.errors import ZhixingError
 
-__all__ = ["BuildMode", "DocumentState", "JobState", "Strategy", "valid_names"]
+__all__ = ["BuildMode", "CellMode", "DocumentState", "JobState", "Strategy", "valid_names"]
 
 # How an error names each kind: (one, many).
 _NOUNS = {
     "BuildMode": ("build mode", "build modes"),
+    "CellMode": ("cell mode", "cell modes"),
     "DocumentState": ("document state", "document states"),
     "JobState": ("job state", "job states"),
     "Strategy": ("search strategy", "strategies"),
@@ -79,3 +80,11 @@ class Strategy(_Choice):
     GENERALIZE = "generalize"
     KEYWORD = "keyword"
     GRAPH = "graph"
+
+
+class CellMode(_Choice):
+    """What a notebook cell does with its question (docs/architecture.md §8)."""
+
+    SEARCH = "search"  # the fused hits only, no answer
+    ANSWER = "answer"  # one search, then the grounded answer
+    AGENTIC = "agentic"  # the agentic loop: rounds, evidence, answer

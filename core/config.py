@@ -14,7 +14,14 @@ from pathlib import Path
 
 from core.errors import ConfigError
 
-__all__ = ["BUILTIN_EMBEDDINGS", "SAVED_KEYS", "Settings", "load_saved", "save_settings"]
+__all__ = [
+    "BUILTIN_EMBEDDINGS",
+    "LANGUAGES",
+    "SAVED_KEYS",
+    "Settings",
+    "load_saved",
+    "save_settings",
+]
 
 # The built-in embedding models by their ZHIXING_EMBEDDING name (core/embed.py); any other
 # embedding is `openai:<model>`.
@@ -33,6 +40,7 @@ SAVED_KEYS = (
 SETTINGS_FILE = "settings.json"
 
 _STRUCTURED_OUTPUT = ("json_schema", "function_calling", "json_mode")
+LANGUAGES = ("auto", "zh", "en")  # ZHIXING_LANGUAGE: the app's default; "auto" = the browser's
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class Settings:
     # Logins are required (ZHIXING_AUTH=required): `zhixing serve` sets it on a non-loopback
     # address; localhost needs none (docs/architecture.md §10).
     auth_required: bool = False
+    # The app's language for whoever has not picked one (ZHIXING_LANGUAGE): "zh", "en", or
+    # "auto" = the browser's.
+    language: str = "auto"
     # Build and search knobs (not environment contract, but settable for tests and benchmarks).
     chunk_units: int = 800
     chunk_overlap_units: int = 80
@@ -70,6 +81,10 @@ class Settings:
             )
         if self.llm_concurrency < 1:
             raise ConfigError("ZHIXING_LLM_CONCURRENCY must be a positive integer.")
+        if self.language not in LANGUAGES:
+            raise ConfigError(
+                f"ZHIXING_LANGUAGE is {self.language!r}; use one of {', '.join(LANGUAGES)}."
+            )
         if not (self.embedding in BUILTIN_EMBEDDINGS or self.embedding.startswith("openai:")):
             raise ConfigError(
                 f"ZHIXING_EMBEDDING is {self.embedding!r}; use 'builtin', 'e5-small' or "
@@ -106,6 +121,7 @@ class Settings:
             llm_concurrency=llm_concurrency,
             structured_output=env.get("ZHIXING_STRUCTURED_OUTPUT") or "json_schema",
             auth_required=env.get("ZHIXING_AUTH", "").lower() == "required",
+            language=(env.get("ZHIXING_LANGUAGE") or "auto").strip().lower(),
         )
 
     def with_home(self, home: Path) -> Settings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.choices import BuildMode
+from core.choices import BuildMode, CellMode
 
 __all__ = [
     "BackupSummary",
@@ -23,6 +23,8 @@ __all__ = [
     "NeighbourEdge",
     "NeighbourNode",
     "Neighbourhood",
+    "Notebook",
+    "NotebookCell",
     "Page",
     "ParsedDocument",
     "StoredDocument",
@@ -115,6 +117,18 @@ class Hit:
     line_start: int = 1
     line_end: int = 1
     kb: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as plain JSON-ready data (a notebook cell stores its hits so)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Hit:
+        """The hit `to_json` wrote; keys it does not know are ignored (a newer writer's)."""
+        known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
+        known["heading_path"] = tuple(known.get("heading_path", ()))
+        known["strategies"] = dict(known.get("strategies", {}))
+        return cls(**known)
 
 
 @dataclass(frozen=True)
@@ -271,3 +285,41 @@ class BackupSummary:
         if self.source is not None:
             out |= {"source": self.source, "reembedded": self.reembedded}
         return out
+
+
+@dataclass(frozen=True)
+class NotebookCell:
+    """One question of a notebook: how to run it, and what its last run found.
+
+    `result` is None until the cell runs; then {"hits": [Hit.to_json()], "answer":
+    Answer.to_json() or None (a search cell), "events": the agentic trace or None, "ran_at",
+    "seconds"}; an imported cell's result holds only its answer and `"imported": True`.
+    `error` is the sentence its last run failed with ("" when it did not).
+    """
+
+    id: str
+    notebook: str
+    position: int
+    question: str
+    mode: CellMode = CellMode.ANSWER
+    strategies: tuple[str, ...] = ()  # () = the service's default strategies
+    top_k: int = 10
+    collapsed: bool = False
+    result: dict[str, Any] | None = None
+    error: str = ""
+    updated_at: float = 0.0
+
+    @property
+    def hits(self) -> list[Hit]:
+        return [Hit.from_json(h) for h in (self.result or {}).get("hits", [])]
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """One user's notebook over one set of knowledge bases (`kbs` empty: all they may see)."""
+
+    id: str
+    owner: str
+    kbs: tuple[str, ...]
+    cells: tuple[NotebookCell, ...] = ()
+    updated_at: float = 0.0

@@ -56,8 +56,10 @@ from core.models import (
 )
 from core.search import STRATEGIES, SearchEngine
 from core.service_access import AccessControl
+from core.service_notebook import NotebookMixin
 from core.store import Catalog, VectorStore
 from core.store.graph import GraphStore
+from core.store.notebooks import NotebookStore
 from core.store.runs import RunStore
 from core.store.users import UserStore
 from core.task.workspace import ARCHIVE_SUFFIXES
@@ -90,7 +92,7 @@ __all__ = [
 MAX_ENTITY_CHUNKS = 20  # chunks shown under one entity; the rest are counted
 
 
-class KnowledgeService(AccessControl):
+class KnowledgeService(AccessControl, NotebookMixin):
     """Every public method checks what `actor` may do (core/auth.py) before doing it: the
     service a page or a CLI command holds is `service.as_user(user)`, or the local operator."""
 
@@ -144,6 +146,10 @@ class KnowledgeService(AccessControl):
     @property
     def _memory(self) -> Any:
         return self._conversations.memory
+
+    @property
+    def _notebook_store(self) -> NotebookStore:
+        return self._conversations.notebooks
 
     def close(self) -> None:
         self._conversations.close()
@@ -808,6 +814,7 @@ class _Conversations:
         self._catalog, self._path = catalog, path
         self._lock = threading.Lock()
         self._runs: RunStore | None = None
+        self._notebooks: NotebookStore | None = None
         self._memory: Any = None
 
     @property
@@ -822,6 +829,19 @@ class _Conversations:
                         " Zhixing home writable, or set ZHIXING_HOME to a folder Zhixing may write."
                     ) from exc
             return self._runs
+
+    @property
+    def notebooks(self) -> NotebookStore:
+        with self._lock:
+            if self._notebooks is None:
+                try:
+                    self._notebooks = NotebookStore(self._catalog)
+                except sqlite3.Error as exc:
+                    raise StoreError(
+                        f"The notebooks in {self._path.parent} cannot be written ({exc}); make the"
+                        " Zhixing home writable, or set ZHIXING_HOME to a folder Zhixing may write."
+                    ) from exc
+            return self._notebooks
 
     @property
     def memory(self) -> Any:

@@ -51,6 +51,16 @@ class AccessControl:
         """Whether any user can sign in with a password."""
         return bool(self._users.count(with_password=True))
 
+    # --- the actor's own choices ---------------------------------------------------------------
+
+    def preference(self, key: str) -> str | None:
+        """The acting user's saved choice for `key` (e.g. "language"), or None."""
+        return self._users.preference(self.actor.name, key)
+
+    def set_preference(self, key: str, value: str) -> None:
+        """Save the acting user's choice for `key`; every user may keep their own."""
+        self._users.set_preference(self.actor.name, key, value)
+
     # --- users and members -------------------------------------------------------------------
 
     def members(self, name: str) -> list[str]:

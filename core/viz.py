@@ -14,6 +14,12 @@ is HTML-escaped. When a tooltip holds the letters `href`, pyvis swaps in its own
 the title as `innerHTML`; that branch is cut out after rendering, and `render_graph` refuses a
 page whose script still writes anything but its fixed loading-bar text as HTML.
 
+Labels: vis-network skips a label smaller than a few pixels on screen, and a graph of a hundred
+nodes or more is drawn at a fifth of its size to fit the frame, so at first sight no node had a
+name. The `LABELLED` best-connected nodes (and a searched one) keep their names readable: a small
+script of the page's own sets their font so that it stays about `LABEL_PX` pixels on screen at
+any zoom, while the other names appear as the user zooms in.
+
 `RenderedGraph.embed` wraps the page in an `<iframe sandbox="allow-scripts" srcdoc=...>`: st.iframe
 runs HTML with `allow-same-origin`, i.e. as the app's origin, so the graph's script runs one frame
 further in, with an opaque origin that can reach neither the app's DOM nor its cookies or storage.
@@ -22,6 +28,7 @@ further in, with an opaque origin that can reach neither the app's DOM nor its c
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import zlib
@@ -30,7 +37,15 @@ from dataclasses import dataclass
 
 from pyvis.network import Network
 
-__all__ = ["GraphEdge", "GraphNode", "RenderedGraph", "node_size", "render_graph", "type_colours"]
+__all__ = [
+    "GraphEdge",
+    "GraphNode",
+    "RenderedGraph",
+    "labelled",
+    "node_size",
+    "render_graph",
+    "type_colours",
+]
 
 # Fixed colours for the entity types the extractors produce, so a type looks the same everywhere.
 KNOWN_COLOURS: dict[str, str] = {
@@ -63,6 +78,8 @@ EXTRA_COLOURS = (
     "#665191",
 )
 SYMMETRIC = {"related_to"}  # drawn without an arrow, as stored (core.store.graph)
+LABELLED = 30  # nodes whose names stay readable however far the graph is zoomed out
+LABEL_PX = 13  # their names' size on screen, in CSS pixels
 
 _EXTERNAL_TAG = re.compile(
     r"<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//[^>]*>(?:\s*</script>)?",
@@ -180,7 +197,40 @@ def render_graph(
             )
     net.options = _OPTIONS
     legend = list(dict.fromkeys((n.type, colours[n.type]) for n in nodes))
-    return RenderedGraph(_offline(net.generate_html(), legend), legend, height)
+    page = _with_labels(net.generate_html(), labelled(nodes, marked))
+    return RenderedGraph(_offline(page, legend), legend, height)
+
+
+def labelled(nodes: Sequence[GraphNode], highlight: Iterable[int] = ()) -> list[int]:
+    """The nodes whose names stay readable when the graph is zoomed out: the highlighted ones,
+    then the best connected (ties by name), `LABELLED` in all."""
+    marked = set(highlight)
+    ranked = sorted(nodes, key=lambda n: (n.id not in marked, -n.degree, n.name))
+    return [n.id for n in ranked[: max(LABELLED, len(marked))]]
+
+
+def _with_labels(page: str, ids: Sequence[int]) -> str:
+    """Add the script that keeps the names of `ids` about LABEL_PX pixels on screen.
+
+    vis-network sizes a label in the graph's units, so it shrinks with the zoom (and past
+    `drawThreshold` is not drawn at all); its `maxVisible` does not cap the drawn size. So on
+    each zoom, and once the layout settles and fits, the font of these nodes is set to LABEL_PX
+    divided by the scale, never below the other nodes' 14. The ids are integers: the script
+    holds no text from a document.
+    """
+    script = (
+        "<script>(function () {"
+        f"var ids = {json.dumps([int(i) for i in ids])}, px = {LABEL_PX}, least = {_FONT_SIZE};"
+        "function label() {"
+        "var size = Math.max(least, px / network.getScale());"
+        "nodes.update(ids.map(function (id) { return {id: id, font: {size: size}}; }));"
+        "}"
+        'network.on("zoom", label);'
+        'network.once("stabilizationIterationsDone", label);'
+        "label();"
+        "})();</script>"
+    )
+    return page.replace("</body>", script + "</body>", 1)
 
 
 def _tooltip(node: GraphNode) -> str:
@@ -279,6 +329,7 @@ _CSS = (
     "div.vis-tooltip{display:block;white-space:pre-wrap;max-width:480px}"
 )
 
+_FONT_SIZE = 14
 _OPTIONS = {
     "physics": {
         "enabled": True,
@@ -287,7 +338,13 @@ _OPTIONS = {
         "stabilization": {"enabled": True, "iterations": 200},
     },
     "interaction": {"hover": True, "tooltipDelay": 150, "navigationButtons": False},
-    "nodes": {"shape": "dot", "font": {"size": 14}},
+    "nodes": {
+        "shape": "dot",
+        # A white outline keeps a name readable across the edges under it.
+        "font": {"size": _FONT_SIZE, "strokeWidth": 3, "strokeColor": "#ffffff"},
+        # A name smaller than this on screen is mush: it waits until the user zooms in.
+        "scaling": {"label": {"drawThreshold": 7}},
+    },
     "edges": {
         "font": {"size": 10, "align": "middle", "color": "#555555"},
         "color": {"color": "#b0b0b0", "highlight": "#333333"},

@@ -1,10 +1,10 @@
-"""Agent (智能体): a chat whose every question runs the agentic loop, round by round, and
-tasks (docs/architecture.md §7) that research the knowledge, re-plan, work through a workspace and report.
+"""Agent (智能体): tasks (docs/architecture.md §7) that research the knowledge, re-plan, work
+through a workspace and report. Questions are asked in the Recall notebook (pages/recall.py).
 
-Each user has their own conversations (the service's `conversations`, `turns`): every question
-and task is stored in the current one with its answer or report and its trace, so a reload
-replays it, and a follow-up ("and for level 3?") is read with the earlier turns through the
-conversation's LangGraph thread. "New conversation" starts a new thread for this user alone;
+Each user has their own conversations (the service's `conversations`, `turns`): every task is
+stored in the current one with its report and its trace, so a reload replays it (questions asked
+here before the notebook existed replay too), and a task is researched with the earlier ones in
+mind through the conversation's LangGraph thread. "New conversation" starts a new thread for this user alone;
 nobody sees, resumes or clears another's. A workspace archive goes to the service as bytes: it
 is staged under a name the server makes and removed when the run ends.
 """
@@ -35,6 +35,7 @@ def parse_mentions(text: str, known: Sequence[str]) -> tuple[list[str], list[str
     """Split `@name` mentions out of a message: (known names, unknown names, the question).
 
     The longest known name wins, so `@Java规范如何…` finds `Java规范` with no space after it.
+    A mention inside the sentence stays in the question as the plain name.
     """
     names = sorted([*known, T.SCOPE_ALL.removeprefix("@")], key=len, reverse=True)
     found: list[str] = []
@@ -47,7 +48,10 @@ def parse_mentions(text: str, known: Sequence[str]) -> tuple[list[str], list[str
             unknown.append(rest)
             return ""
         found.append(name)
-        return rest[len(name) :]
+        # Leading mentions only address the knowledge; inside a sentence the name is a word of
+        # it ("参考 @sample 中的规范"), kept without its "@".
+        leading = re.fullmatch(r"(?:\s*@\S+)*\s*", text[: match.start()]) is not None
+        return rest[len(name) :] if leading else rest
 
     question = re.sub(r"(?:(?<=\s)|^)@(\S+)", take, text)
     return list(dict.fromkeys(found)), unknown, " ".join(question.split())
@@ -57,7 +61,7 @@ def show_turn(turn: Turn) -> None:
     """One stored question (or task) and its answer (or report), the rounds collapsed."""
     with st.chat_message("user"):
         st.markdown(inert(turn.question))
-        st.caption(inert(T.SCOPE_NOTE.format(names="、".join(turn.kbs))))
+        st.caption(inert(T.SCOPE_NOTE.format(names=T.SEPARATOR.join(turn.kbs))))
     with st.chat_message("assistant"):
         if turn.kind == "task":
             render_result(turn.answer, key=f"turn-{turn.id}")
@@ -106,23 +110,17 @@ if not empty_state(service):
     st.stop()
 
 names = kb_names(service)
-mode = (
-    st.segmented_control(
-        T.MODE_LABEL, [T.MODE_ASK, T.MODE_TASK], default=T.MODE_ASK, key="agent-mode"
-    )
-    or T.MODE_ASK
-)
+st.page_link(ROOT / "pages" / "recall.py", label=T.ASK_IN_NOTEBOOK, icon="🔎")
 workspace = None
-upload = None  # sent to the service as bytes: it stages and removes them (server-made names)
-if mode == T.MODE_TASK:
-    upload = st.file_uploader(
-        T.WORKSPACE_UPLOAD, type=[s.lstrip(".") for s in ARCHIVE_SUFFIXES], key="agent-archive"
-    )
-    use_sample = st.checkbox(T.WORKSPACE_SAMPLE, value=upload is None, key="agent-sample")
-    if upload is None and use_sample:
-        workspace = SAMPLE_PROJECT
-    elif upload is None:
-        st.caption(T.WORKSPACE_NONE)
+# An upload goes to the service as bytes: it stages and removes them (server-made names).
+upload = st.file_uploader(
+    T.WORKSPACE_UPLOAD, type=[s.lstrip(".") for s in ARCHIVE_SUFFIXES], key="agent-archive"
+)
+use_sample = st.checkbox(T.WORKSPACE_SAMPLE, value=upload is None, key="agent-sample")
+if upload is None and use_sample:
+    workspace = SAMPLE_PROJECT
+elif upload is None:
+    st.caption(T.WORKSPACE_NONE)
 picker_col, new_col = st.columns([4, 1], vertical_alignment="bottom")
 current = conversation_picker(service, picker_col)
 new_col.button(T.NEW_CONVERSATION, key="agent-new", on_click=start_conversation)
@@ -144,8 +142,7 @@ scope = scope_col.multiselect(
     format_func=lambda name: T.SCOPE_ALL_LABEL if name == T.SCOPE_ALL else f"@{name}",
     key="agent-scope",
 )
-placeholder = T.TASK_PLACEHOLDER if mode == T.MODE_TASK else T.CHAT_PLACEHOLDER
-message = input_col.chat_input(placeholder, key="agent-input")
+message = input_col.chat_input(T.TASK_PLACEHOLDER, key="agent-input")
 
 if message:
     mentioned, unknown, question = parse_mentions(message, names)
@@ -153,7 +150,8 @@ if message:
         st.warning(
             inert(
                 T.UNKNOWN_MENTION.format(
-                    names="、".join(f"@{n}" for n in unknown), known="、".join(names)
+                    names=T.SEPARATOR.join(f"@{n}" for n in unknown),
+                    known=T.SEPARATOR.join(names),
                 )
             )
         )
@@ -167,38 +165,23 @@ if message:
     if current is None:  # the first question of a fresh start opens the conversation
         current = service.new_conversation().id
         st.session_state[CURRENT] = current
-    if mode == T.MODE_TASK:
-        with conversation:
-            with st.chat_message("user"):
-                st.markdown(inert(message))
-            with st.chat_message("assistant"):
-                task_view = TaskView()
-                try:
-                    result = service.run_task(
-                        question,
-                        targets,
-                        workspace=workspace,
-                        upload=(upload.name, upload.getvalue()) if upload is not None else None,
-                        on_event=task_view,
-                        conversation=current,
-                    )
-                except Exception as exc:  # the page's boundary: a sentence, never a traceback
-                    task_view.close()
-                    show_error(exc)
-                else:
-                    task_view.close()
-                    render_result(result.to_json(), key="agent-task-new")
-        st.stop()
     with conversation:
         with st.chat_message("user"):
             st.markdown(inert(message))
         with st.chat_message("assistant"):
-            view = RoundsView()
+            task_view = TaskView()
             try:
-                result = service.ask(question, targets, on_event=view, conversation=current)
+                result = service.run_task(
+                    question,
+                    targets,
+                    workspace=workspace,
+                    upload=(upload.name, upload.getvalue()) if upload is not None else None,
+                    on_event=task_view,
+                    conversation=current,
+                )
             except Exception as exc:  # the page's boundary: a sentence, never a traceback
-                view.close()
+                task_view.close()
                 show_error(exc)
             else:
-                view.close()
-                render_answer(result.answer.to_json(), stream=True)
+                task_view.close()
+                render_result(result.to_json(), key="agent-task-new")

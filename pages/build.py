@@ -8,10 +8,11 @@ from typing import Any
 
 import streamlit as st
 
+from app.background import stage_now, stage_text
 from app.services import session_service
 from app.strings import build as T
 from app.strings import shell as SHELL
-from app.widgets import empty_state, guarded, inert, kb_names, show_error
+from app.widgets import ROOT, SAMPLE_READY, empty_state, guarded, inert, kb_names, show_error
 from core.errors import ZhixingError
 from core.service import BuildEstimate, JobView
 
@@ -19,6 +20,8 @@ MODES = ("graph", "index")
 MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}
 MODE_HELP = {"graph": T.MODE_GRAPH_HELP, "index": T.MODE_INDEX_HELP}
 TAIL = 12  # log lines shown while a job runs; the rest are in the expander
+RECALL_PAGE = ROOT / "pages" / "recall.py"
+GRAPH_PAGE = ROOT / "pages" / "graph.py"
 
 service = session_service()
 st.session_state.setdefault("build-generation", 0)  # bumped to reset the upload widgets
@@ -157,7 +160,8 @@ def create(name: str, files: Any, mode: str, tags: str, description: str) -> Non
 def log_text(view: JobView, lines: int | None = None) -> str:
     log = view.log[-lines:] if lines else view.log
     return "\n".join(
-        f"{time.strftime('%H:%M:%S', time.localtime(line.at))}  {line.stage:<6} {line.message}"
+        f"{time.strftime('%H:%M:%S', time.localtime(line.at))}  "
+        + stage_text(line.stage, line.step, line.steps, line.message)
         for line in log
     )
 
@@ -182,7 +186,13 @@ def live_job(job_id: str) -> None:
     with st.container(border=True):
         st.markdown(inert(f"**{job_header(view)}**"))
         eta = T.ETA.format(seconds=view.eta_s) if view.eta_s else ""
-        text = T.PROGRESS.format(done=view.done, total=view.total, chunks=view.chunks, eta=eta)
+        text = T.PROGRESS.format(
+            stage=stage_now(view.stage, view.step, view.steps),
+            done=view.done,
+            total=view.total,
+            chunks=view.chunks,
+            eta=eta,
+        )
         st.progress(view.fraction, text=text)
         st.code(log_text(view, TAIL), language=None)
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):
@@ -220,6 +230,8 @@ def finished_job(view: JobView) -> None:
                 parts = "; ".join(f"{what} × {n}" for what, n in list(report.rejected.items())[:6])
                 count = sum(report.rejected.values())
                 st.caption(inert(T.REJECTED.format(count=count, parts=parts)))
+            if view.state == "done" and (report.added or report.replaced or report.skipped):
+                ready(view.kb)
         if view.state == "cancelled":
             st.info(T.CANCELLED_NOTE)
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):
@@ -227,6 +239,16 @@ def finished_job(view: JobView) -> None:
         if service.actor.can("build"):
             dismiss = lambda: service.dismiss_job(view.id)  # noqa: E731
             st.button(T.DISMISS, key=f"dismiss-{view.id}", on_click=guarded, args=(dismiss,))
+
+
+def ready(kb: str) -> None:
+    """Say that a knowledge base can be used now, and where to go next."""
+    graph = guarded(lambda: service.kb(kb).mode == "graph")
+    st.success(inert(T.READY.format(kb=kb) + (T.READY_GRAPH if graph else "")))
+    recall, graph_link = st.columns(2)
+    recall.page_link(RECALL_PAGE, label=T.TRY_RECALL, icon="🔎")
+    if graph:
+        graph_link.page_link(GRAPH_PAGE, label=T.TRY_GRAPH, icon="🕸️")
 
 
 def cancel(job_id: str) -> Callable[[], None]:
@@ -316,6 +338,8 @@ def documents_panel(name: str) -> None:
 st.title(T.TITLE)
 if message := st.session_state.pop("build-flash", None):
     st.success(inert(message))
+if sample := st.session_state.pop(SAMPLE_READY, None):  # built by the empty state's button
+    ready(sample)
 has_kbs = empty_state(service)
 if service.actor.can("build"):
     create_form()

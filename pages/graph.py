@@ -32,6 +32,19 @@ def filters(kb_id: int, types: list[str]) -> tuple[list[str], int, int]:
     return chosen, int(min_degree), int(cap)
 
 
+def example(service: KnowledgeService, name: str, entities: int, relations: int) -> str:
+    """The search box's example: the knowledge base's best-connected entity, so that it names
+    something this base holds, in its language (kept per base while the graph stays the same)."""
+    key = (name, entities, relations)
+    cached = st.session_state.get("graph-example")
+    if cached is None or cached[0] != key:
+        view = service.graph_view(name, cap=1)
+        cached = (key, view.nodes[0].name if view.nodes else "")
+        st.session_state["graph-example"] = cached
+    top = cached[1]
+    return T.SEARCH_PLACEHOLDER.format(example=top) if top else T.SEARCH_PLACEHOLDER_PLAIN
+
+
 def details(entity: EntityDetails) -> None:
     # Names and descriptions come from documents: Markdown, but inert (app.widgets.inert).
     st.markdown(inert(f"### {entity.name}"))
@@ -80,7 +93,8 @@ def page(service: KnowledgeService) -> None:
         return
     types, min_degree, cap = filters(kb.id, list(stats.types))
     search_col, hops_col = st.columns([3, 1])
-    query = search_col.text_input(T.SEARCH, placeholder=T.SEARCH_PLACEHOLDER, key="graph-search")
+    placeholder = example(service, name, stats.entities, stats.relations)
+    query = search_col.text_input(T.SEARCH, placeholder=placeholder, key="graph-search")
     hops = hops_col.slider(T.HOPS, min_value=1, max_value=3, value=1, key="graph-hops")
     view = service.graph_view(
         name, query=query, hops=hops, types=types, min_degree=min_degree, cap=cap

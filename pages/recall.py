@@ -1,14 +1,48 @@
-"""Recall (召回): search the knowledge bases, with a grounded AI summary or the agentic loop."""
+"""Recall (召回), a research notebook: each question is a cell that is kept (per user and set of
+knowledge bases, through the service), edited and re-run in place, moved, folded, deleted, and
+the notebook goes to Markdown and back. A cell searches (hits only), answers (hits and a
+grounded answer) or runs the agentic loop, whose rounds appear inside the cell as they happen.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app.rounds import RoundsView, render_answer, render_hits
+from app.notebook import RUN, act, flash, read_settings, settings_inputs, show_cell, show_flash
 from app.services import session_service
 from app.strings import recall as T
-from app.widgets import empty_state, kb_names, show_error
-from core.service import STRATEGIES
+from app.widgets import empty_state, guarded, inert, kb_names
+from core.service import KnowledgeService
+
+NEW = "recall"  # the new cell's form and its widgets' key prefix
+
+
+def add_cell(service: KnowledgeService, notebook: str, defaults: tuple[str, ...]) -> None:
+    """The new cell's form was sent (its button, or Enter in the question): add it, run it."""
+
+    def add() -> None:
+        question = str(st.session_state.get(f"{NEW}-query") or "")
+        if not question.strip():
+            flash("warning", T.EMPTY_QUERY)
+            return
+        cell = service.add_cell(notebook, question, **read_settings(NEW, defaults))
+        st.session_state[RUN] = cell.id
+
+    act(add)
+
+
+def import_file(service: KnowledgeService, notebook: str) -> None:
+    upload = st.session_state.get("nb-import-file")
+    if upload is None:
+        flash("warning", T.IMPORT_NONE)
+        return
+    text = upload.getvalue().decode("utf-8", "replace")
+    before = len(service.open_notebook(notebook).cells)
+    act(lambda: service.import_notebook(notebook, text))
+    added = len(service.open_notebook(notebook).cells) - before
+    if added:
+        flash("success", T.IMPORTED_CELLS.format(n=added))
+
 
 service = session_service()
 st.title(T.TITLE)
@@ -16,64 +50,46 @@ st.caption(T.CAPTION)
 if not empty_state(service):
     st.stop()
 
-query = st.text_input(T.QUERY_LABEL, placeholder=T.QUERY_PLACEHOLDER, key="recall-query")
-scope_col, strategy_col, top_k_col = st.columns([2, 3, 1])
-scope = scope_col.multiselect(
+scope = st.multiselect(
     T.SCOPE_LABEL,
     [T.SCOPE_ALL, *kb_names(service)],
     default=[T.SCOPE_ALL],
     format_func=lambda name: T.SCOPE_ALL_LABEL if name == T.SCOPE_ALL else f"@{name}",
     key="recall-scope",
 )
-strategies = strategy_col.multiselect(
-    T.STRATEGIES_LABEL,
-    list(STRATEGIES),
-    default=list(service.default_strategies()),
-    key="recall-strategies",
+notebook = guarded(lambda: service.notebook(None if T.SCOPE_ALL in scope else scope))
+if notebook is None:
+    st.stop()
+defaults = service.default_strategies()
+
+export_col, import_col = st.columns([1, 3])
+export_col.download_button(
+    T.EXPORT,
+    service.export_notebook(notebook.id),
+    file_name="zhixing-notebook.md",
+    mime="text/markdown",
+    key="nb-export",
+    disabled=not notebook.cells,
 )
-top_k = top_k_col.slider(T.TOP_K_LABEL, 1, 50, 10, key="recall-top-k")
-ai_col, agentic_col = st.columns(2)
-ai = ai_col.button(T.AI_BUTTON, type="primary", key="recall-ai", width="stretch")
-agentic = agentic_col.button(T.AGENTIC_BUTTON, key="recall-agentic", width="stretch")
-names = None if not scope or T.SCOPE_ALL in scope else scope
+with import_col.expander(T.IMPORT):
+    st.file_uploader(T.IMPORT_FILE, type=["md", "markdown", "txt"], key="nb-import-file")
+    st.button(T.IMPORT_BUTTON, key="nb-import", on_click=import_file, args=(service, notebook.id))
+show_flash()
+if not notebook.cells:
+    st.caption(T.NO_CELLS)
+for n, cell in enumerate(notebook.cells, start=1):
+    show_cell(service, cell, n)
 
-if (ai or agentic) and not query.strip():
-    st.session_state.pop("recall-result", None)
-    st.warning(T.EMPTY_QUERY)
-elif ai and not strategies:
-    st.session_state.pop("recall-result", None)
-    st.warning(T.NO_STRATEGY)
-elif ai:
-    try:
-        with st.spinner(T.SEARCHING):
-            hits = service.search(query, names, top_k=top_k, strategies=strategies)
-            answer = service.summarize(query, hits).to_json()
-        st.session_state["recall-result"] = {"answer": answer, "hits": hits, "events": None}
-    except Exception as exc:  # the page's boundary: a sentence, never a traceback
-        st.session_state.pop("recall-result", None)
-        show_error(exc)
-elif agentic:
-    st.subheader(T.ROUNDS_HEADER)
-    view = RoundsView()
-    try:
-        result = service.ask(query, names, top_k=top_k, on_event=view)
-        view.close()
-        st.session_state["recall-result"] = {
-            "answer": result.answer.to_json(),
-            "hits": result.evidence,
-            "events": result.events,
-            "shown": True,  # the rounds are on screen already, live
-        }
-    except Exception as exc:  # the page's boundary: a sentence, never a traceback
-        view.close()
-        st.session_state.pop("recall-result", None)
-        show_error(exc)
-
-shown = st.session_state.get("recall-result")
-if shown:
-    if shown["events"] is not None and not shown.pop("shown", False):
-        st.subheader(T.ROUNDS_HEADER)
-        RoundsView(live=False).replay(shown["events"])
-    st.subheader(T.ANSWER_HEADER)
-    render_answer(shown["answer"])
-    render_hits(shown["hits"], T.HITS_HEADER if shown["events"] is None else T.EVIDENCE_HEADER)
+with st.form(NEW, clear_on_submit=True, border=True):
+    st.text_input(
+        T.QUERY_LABEL, placeholder=T.QUERY_PLACEHOLDER, key=f"{NEW}-query", max_chars=2000
+    )
+    settings_inputs(NEW, defaults, mode="answer", strategies=defaults, top_k=10)
+    st.form_submit_button(
+        T.RUN_BUTTON,
+        type="primary",
+        key=f"{NEW}-run",
+        on_click=add_cell,
+        args=(service, notebook.id, defaults),
+    )
+st.caption(inert(T.ENTER_HINT))

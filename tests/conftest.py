@@ -53,6 +53,7 @@ def app_home(tmp_path, monkeypatch):
     monkeypatch.setenv("ZHIXING_HOME", str(home))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ZHIXING_CHAT_MODEL", "ZHIXING_EMBEDDING"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ZHIXING_LANGUAGE", raising=False)  # AppTest has no browser: Chinese
     knowledge_service.clear()
     yield home
     if (home / "catalog.db").exists():

@@ -162,7 +162,7 @@ def test_uploading_two_files_on_the_build_page_builds_a_knowledge_base(
     page.get_by_text(re.compile(r"新增 2 篇")).first.wait_for(timeout=TIMEOUT_MS)
     _settle(page)
     page.get_by_test_id("stSidebar").get_by_text(re.compile(r"uploads · 2 篇文档")).wait_for()
-    page.get_by_text(re.compile(r"构建任务 Build jobs")).first.scroll_into_view_if_needed()
+    page.get_by_text(re.compile(r"构建任务")).first.scroll_into_view_if_needed()
     _shot(page, "build")
 
 
@@ -196,24 +196,93 @@ def test_the_graph_page_draws_the_network_and_shows_a_node(page, app_url: str) -
     # The search selects its entity: its details replace those of the first node.
     page.get_by_role("heading", name=target).first.wait_for()
     _settle(page)
-    page.get_by_text("类型 Type").first.wait_for()
+    page.get_by_text(re.compile(r"^类型:")).first.wait_for()
     page.get_by_text(re.compile(r"\.md\)? · 第 \d+ (页|行)")).first.wait_for()
     assert page.get_by_text(re.compile(r"「.*」的 1 跳邻域")).first.is_visible()
 
 
-def test_the_recall_page_shows_hits_with_their_provenance(page, app_url: str) -> None:
-    _open(page, app_url, "recall")
-    page.locator(".st-key-recall-query input").fill("密码存储")
-    page.get_by_role("button", name=re.compile("AI 召回")).click()
+def _cell(page, question: str, mode: str = "回答") -> None:
+    """Type a question into the notebook's new cell, pick its mode and press Enter."""
+    page.locator(".st-key-recall-mode").get_by_text(mode, exact=True).click()
+    box = page.locator(".st-key-recall-query input")
+    box.fill(question)
+    box.press("Enter")
     _settle(page)
+
+
+def _questions(page) -> list[str]:
+    """The notebook's questions, in order, as the page shows them ("1. question")."""
+    heads = page.locator("[class*='st-key-cellhead-'] p").filter(has=page.locator("strong"))
+    return [text.split(". ", 1)[1] for text in heads.all_inner_texts()]
+
+
+def _watch(page, *texts: str) -> None:
+    """Record, in the page, the order in which each text first appears (a MutationObserver)."""
+    page.evaluate(
+        """(texts) => { window.zxSeen = []; const seen = new Set();
+           new MutationObserver(() => { for (const t of texts) {
+             if (!seen.has(t) && document.body.innerText.includes(t)) {
+               seen.add(t); window.zxSeen.push(t); } } })
+           .observe(document.body, {childList: true, subtree: true, characterData: true}); }""",
+        list(texts),
+    )
+
+
+def test_the_recall_notebook_keeps_edits_re_runs_deletes_and_exports_cells(
+    page, app_url: str, tmp_path: Path
+) -> None:
+    _open(page, app_url, "recall")
+    for question, mode in (
+        ("密码存储", "检索"),
+        ("会话超时应该设置多久？", "回答"),
+        ("如何防止会话固定攻击？", "回答"),
+    ):
+        _cell(page, question, mode)
     page.get_by_text(re.compile(r"basic #\d")).first.wait_for()
+    assert page.locator(".st-key-recall-query input").input_value() == ""  # ready for the next
+    assert _questions(page) == ["密码存储", "会话超时应该设置多久？", "如何防止会话固定攻击？"]
+    page.get_by_text(re.compile("15 分钟")).first.wait_for()  # the whole sentence, not a fragment
+    # Edit the first cell and re-run it in place.
+    page.locator("[class*='st-key-cell-edit-'] button").first.click()
+    _settle(page)
+    form = page.locator("[class*='st-key-cell-form-'] input[type=text]").first
+    form.fill("密码如何存储？")
+    form.press("Enter")
+    _settle(page)
+    assert _questions(page)[0] == "密码如何存储？"
+    page.locator("[class*='st-key-cell-delete-'] button").nth(2).click()
+    _settle(page)
+    _open(page, app_url, "recall")  # a reload
+    assert _questions(page) == ["密码如何存储？", "会话超时应该设置多久？"]
     _shot(page, "recall")
+    with page.expect_download() as download:
+        page.locator(".st-key-nb-export button").click()
+    exported = tmp_path / "notebook.md"
+    download.value.save_as(exported)
+    text = exported.read_text(encoding="utf-8")
+    assert "## 密码如何存储？" in text and "## 会话超时应该设置多久？" in text
+    page.get_by_text("导入 Import").first.click()
+    page.locator(".st-key-nb-import-file input[type=file]").set_input_files(str(exported))
+    page.get_by_text("notebook.md").first.wait_for()
+    _settle(page)
+    page.locator(".st-key-nb-import button").click()
+    _settle(page)
+    page.get_by_text(re.compile("已导入 2 个单元")).first.wait_for()
+    assert _questions(page) == ["密码如何存储？", "会话超时应该设置多久？"] * 2
+
+
+def test_an_agentic_cell_shows_round_two_before_its_answer(page, app_url: str) -> None:
+    _open(page, app_url, "recall")
+    _watch(page, "第 2 轮", "引用（")
+    _cell(page, "密码存储和文件上传有什么要求？", "多轮 Agentic")
+    page.get_by_text(re.compile(r"第 2 轮")).first.wait_for()
+    page.get_by_text("引用（", exact=False).first.wait_for()
+    assert page.evaluate("() => window.zxSeen") == ["第 2 轮", "引用（"]
+    _shot(page, "recall-agentic")
 
 
 def test_the_agent_page_runs_the_showcase_audit_task(page, app_url: str) -> None:
     _open(page, app_url, "agent")
-    page.locator(".st-key-agent-mode button").filter(has_text="任务 Task").click()
-    _settle(page)
     box = page.locator(".st-key-agent-input textarea")
     box.fill("对这个 Java SpringBoot 项目进行代码审计，参考 @sample 中的规范")
     box.press("Enter")
@@ -259,15 +328,17 @@ class AgentModel:
         return default_responder(body)
 
 
-def test_the_agent_page_renders_round_one_before_the_answer(
+def test_an_agentic_cell_with_a_model_renders_round_one_before_the_answer(
     page, llm_url: str, fake: FakeOpenAI
 ) -> None:
     fake.responder = AgentModel()
-    _open(page, llm_url, "agent")
-    box = page.locator(".st-key-agent-input textarea")
-    box.fill("@sample 会话标识和会话超时有什么要求？")
+    _open(page, llm_url, "recall")
+    page.locator(".st-key-recall-scope").get_by_text("@all 全部知识库").first.wait_for()
+    page.locator(".st-key-recall-mode").get_by_text("多轮 Agentic", exact=True).click()
+    box = page.locator(".st-key-recall-query input")
+    box.fill("会话标识和会话超时有什么要求？")
     box.press("Enter")
-    round_one = page.get_by_text(re.compile(r"第 1 轮 Round 1")).first
+    round_one = page.get_by_text(re.compile(r"第 1 轮")).first
     answer = page.get_by_text(re.compile("空闲 15 分钟失效")).first
     seen_round = seen_answer = None
     for tick in range(1200):  # 100 ms apart: what is on screen, while the run goes on
@@ -280,13 +351,13 @@ def test_the_agent_page_renders_round_one_before_the_answer(
     assert seen_round is not None and seen_answer is not None, (seen_round, seen_answer)
     assert seen_round < seen_answer  # the round rendered while the loop was still running
     _settle(page)
-    page.get_by_text(re.compile(r"第 2 轮 Round 2")).first.wait_for()
+    page.get_by_text(re.compile(r"第 2 轮")).first.wait_for()
     citation = page.get_by_test_id("stExpander").filter(has_text=re.compile(r"\[1\] .+\.md"))
     citation.first.locator("summary").click()
     details = citation.first.get_by_test_id("stExpanderDetails")
     details.wait_for()  # the cited chunk, revealed by the click
     assert len(details.inner_text().strip()) > 20
-    _shot(page, "agent")
+    _shot(page, "recall-agentic-llm")
 
 
 def test_the_api_key_never_reaches_the_browser(page, llm_url: str) -> None:
@@ -378,9 +449,7 @@ def test_hostile_text_renders_as_text_in_recall_hits_and_summary(watched, hostil
     page, dialogs, _ = watched
     url, _ = hostile
     _open(page, url, "recall")
-    page.locator(".st-key-recall-query input").fill("跨站脚本 XSS 载荷")
-    page.get_by_role("button", name=re.compile("AI 召回")).click()
-    _settle(page)
+    _cell(page, "跨站脚本 XSS 载荷")
     hit = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE).first
     hit.wait_for()
     hit.locator("summary").click()
@@ -444,18 +513,16 @@ def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> 
     _no_injected_markup(page)
 
 
-def test_hostile_text_renders_as_text_in_agent_answers_rounds_and_citations(
+def test_hostile_text_renders_as_text_in_agentic_cells_rounds_and_citations(
     watched, hostile
 ) -> None:
     page, dialogs, _ = watched
     url, _ = hostile
-    _open(page, url, "agent")
-    box = page.locator(".st-key-agent-input textarea")
-    box.fill(f"@evil 跨站脚本 XSS 载荷 {XSS_IMG} 是什么？")
-    box.press("Enter")
-    page.get_by_text(re.compile(r"第 1 轮 Round 1")).first.wait_for()
+    _open(page, url, "recall")
+    _cell(page, f"跨站脚本 XSS 载荷 {XSS_IMG} 是什么？", "多轮 Agentic")
+    page.get_by_text(re.compile(r"第 1 轮")).first.wait_for()
     _settle(page)
-    question = page.get_by_test_id("stChatMessage").first
+    question = page.locator("[class*='st-key-cell-']").last
     assert XSS_IMG in question.inner_text()  # the asked question, shown as typed
     citation = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE)
     citation.first.wait_for()
@@ -485,9 +552,9 @@ def gated(tmp_path_factory, embedder) -> Iterator[str]:
 
 def _sign_in(page, url: str, name: str, password: str) -> None:
     page.goto(url)
-    page.get_by_label("用户名 User name").fill(name)
-    page.get_by_label("密码 Password").fill(password)
-    page.get_by_role("button", name="登录 Sign in").click()
+    page.get_by_label("用户名", exact=True).fill(name)
+    page.get_by_label("密码", exact=True).fill(password)
+    page.get_by_role("button", name="登录", exact=True).click()
     _settle(page)
 
 
@@ -495,18 +562,18 @@ def test_a_shared_server_asks_everyone_to_sign_in_and_gives_each_role_its_pages(
     page, gated: str
 ) -> None:
     page.goto(gated)
-    page.get_by_label("用户名 User name").wait_for()
+    page.get_by_label("用户名", exact=True).wait_for()
     assert "policies" not in page.content()  # nothing of the knowledge before signing in
     _shot(page, "login")
     _sign_in(page, gated, "vera", "wrong-password")
     page.get_by_text("Wrong user name or password.").wait_for()
     _sign_in(page, gated, "vera", "vera-password")
-    page.get_by_role("heading", name="构建 Build").wait_for()
+    page.get_by_role("heading", name="构建").wait_for()
     page.get_by_text("已登录：vera（viewer）").wait_for()
-    assert page.get_by_text("快捷创建知识库 Create a knowledge base").count() == 0
-    assert page.get_by_role("link", name="设置 Settings").count() == 0
-    page.get_by_role("button", name="退出登录 Sign out").click()
-    page.get_by_label("用户名 User name").wait_for()
+    assert page.get_by_text("快捷创建知识库").count() == 0
+    assert page.get_by_role("link", name="设置").count() == 0
+    page.get_by_role("button", name="退出登录", exact=True).click()
+    page.get_by_label("用户名", exact=True).wait_for()
     _sign_in(page, gated, "ada", "ada-password")
-    page.get_by_role("link", name="设置 Settings").wait_for()
-    page.get_by_text("快捷创建知识库 Create a knowledge base").wait_for()
+    page.get_by_role("link", name="设置").wait_for()
+    page.get_by_text("快捷创建知识库").wait_for()

@@ -97,13 +97,11 @@ def test_a_workspace_upload_with_a_hostile_name_stays_in_the_home_and_is_removed
     seen = _rename_uploads(page, "project.zip", hostile)
     page.goto(f"{url}/agent")
     _settle(page)
-    page.locator(".st-key-agent-mode button").filter(has_text="任务 Task").click()
-    _settle(page)
     page.locator(".st-key-agent-archive input[type=file]").set_input_files(
         {"name": "project.zip", "mimeType": "application/zip", "buffer": _archive()}
     )
     _settle(page)
-    reports = page.get_by_role("heading", name=re.compile("报告 Report"))
+    reports = page.get_by_role("heading", name=re.compile(r"^报告"))  # not the report's own title
     before = reports.count()  # the conversation so far may hold an earlier task's report
     box = page.locator(".st-key-agent-input textarea")
     box.fill("@rules Audit this project for SQL injection")

@@ -19,7 +19,8 @@ def test_run_prints_the_json_shape_and_traces_live_on_stderr(tmp_path: Path) -> 
     shop = str(ROOT / "samples" / "springboot-shop")
     out = zx(home, "run", "kb", TASK, "--workspace", shop, "--json")
     result = json.loads(out.stdout)
-    assert set(result) == {"task", "plan_before", "plan_after", "report", "findings"}
+    shape = {"task", "plan_before", "plan_after", "report", "findings", "workspace", "warnings"}
+    assert set(result) == shape
     assert result["task"] == TASK
     assert result["plan_before"] != [s["title"] for s in result["plan_after"]]
     assert len(result["findings"]) == 7
@@ -29,7 +30,7 @@ def test_run_prints_the_json_shape_and_traces_live_on_stderr(tmp_path: Path) -> 
     assert "[subtask 1] #1 grep" in out.stderr and "revised plan:" in out.stderr
 
     markdown = zx(home, "run", "--all", TASK, "--workspace", shop)
-    assert markdown.stdout.startswith("# Task report") and "## Findings" in markdown.stdout
+    assert markdown.stdout.startswith("# 任务报告") and "## 发现" in markdown.stdout  # its language
 
 
 def test_run_fails_with_one_sentence_for_a_missing_workspace_or_kb(tmp_path: Path) -> None:

@@ -135,6 +135,56 @@ def test_a_negated_trigger_gives_no_typed_relation() -> None:
         assert not any(r.type == "prevents" for r in graph(text).relations), text
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "密码必须使用 bcrypt 或 Argon2id 存储。",
+            {("密码", "uses", "bcrypt"), ("密码", "uses", "Argon2id")},
+        ),
+        (
+            "The payment service uses OAuth 2.0 for every request.",
+            {("payment service", "uses", "OAuth 2.0")},
+        ),
+        # a purpose clause: what the clause before it acts on is what prevents
+        (
+            "用户登录成功后必须更换会话标识，防止会话固定攻击。",
+            {("会话标识", "prevents", "会话固定攻击")},
+        ),
+    ],
+)
+def test_uses_and_a_purpose_clause_give_typed_relations_in_both_languages(
+    text: str, expected: set[tuple[str, str, str]]
+) -> None:
+    assert expected <= relations(graph(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "禁止对不可信数据使用 Java 原生反序列化。",  # the subject stands right before the trigger
+        "Applications must not use MD5 for passwords.",
+        "The team avoids the use of MD5 in new code.",
+        "不要更换会话标识，防止会话固定攻击。",
+    ],
+)
+def test_a_clause_that_forbids_or_denies_states_no_typed_relation(text: str) -> None:
+    assert {r.type for r in graph(text).relations} <= {"related_to"}, text
+
+
+def test_the_shipped_sample_gets_typed_relations_beside_co_occurrence() -> None:
+    """Issue 17: offline, every edge of the sample's graph was `related_to`."""
+    from core.ingest import chunk_document, parse_file
+
+    types: set[str] = set()
+    for path in sorted((ROOT / "app" / "samples").glob("*.md")):
+        doc = parse_file(path)
+        for chunk in chunk_document(doc):
+            knowledge = graph(chunk.text, title=doc.title, heading_path=chunk.heading_path)
+            types |= {r.type for r in knowledge.relations}
+    assert {"uses", "prevents", "is_a", "related_to"} <= types
+
+
 def test_identifiers_get_their_type_from_their_form() -> None:
     text = (
         "CWE-79 and CVE-2021-44228 are tracked under GB/T 34944-2017 and ISO/IEC 27001:2013. "

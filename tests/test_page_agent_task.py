@@ -1,4 +1,4 @@
-"""The agent page's task mode, driven by AppTest: the showcase audit of the sample project."""
+"""The agent page's tasks, driven by AppTest: the showcase audit of the sample project."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.config import Settings
 from core.service import KnowledgeService
-from tests.pages import open_page, run
+from tests.pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "对这个 Java SpringBoot 项目进行代码审计，参考 @kb 中的规范"
@@ -35,9 +35,7 @@ def home(built_home, app_home):
 
 
 def _task_mode() -> AppTest:
-    at = open_page("agent", timeout=180)
-    at.segmented_control(key="agent-mode").set_value("任务 Task")
-    return run(at)
+    return open_page("agent", timeout=180)
 
 
 def test_the_showcase_audit_renders_research_plans_subtasks_and_the_report(home):
@@ -46,7 +44,7 @@ def test_the_showcase_audit_renders_research_plans_subtasks_and_the_report(home)
     at.chat_input(key="agent-input").set_value(TASK).run()
     assert not at.exception, at.exception
     labels = [s.label for s in at.status]
-    assert labels[0].startswith("知识调研 Research ·")
+    assert labels[0].startswith("知识调研 ·")
     subtasks = [label for label in labels if label.startswith("子任务 ")]
     assert len(subtasks) == 6 and all(label.endswith("✓") for label in subtasks)
     assert any("计划已根据知识库修订" in i.value for i in at.info)  # the plan changed

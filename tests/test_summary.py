@@ -147,7 +147,9 @@ def test_the_offline_chinese_answer_covers_every_term_of_the_question() -> None:
 
 def test_aspects_group_the_sentences_under_one_heading_each() -> None:
     answer = grounded_answer(ZH_QUESTION, ZH_HITS, aspects=["日志", "会话管理"])
-    lines = answer.answer.splitlines()
+    # Each label opens a paragraph: in Markdown a line right after a list item continues it.
+    assert "\n\n会话管理：\n" in answer.answer
+    lines = [line for line in answer.answer.splitlines() if line]
     assert lines[0] == "日志："
     second = lines.index("会话管理：")
     assert all("日志" in line for line in lines[1:second])

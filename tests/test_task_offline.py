@@ -125,13 +125,25 @@ def test_every_tool_call_is_traced_and_bounded(audit) -> None:  # noqa: ANN001
 def test_the_report_shows_both_plans_and_every_finding_with_its_sources(audit) -> None:  # noqa: ANN001
     result, _ = audit
     report = result.report
-    for heading in ("## Summary", "### Before research", "### Revised plan", "## Findings"):
+    # A task asked in Chinese gets its report in Chinese (issue 17).
+    assert report.startswith("# 任务报告")
+    for heading in ("## 摘要", "### 研究之前", "### 修订后的计划", "## 发现"):
         assert heading in report
     for f in result.findings:
         assert f"`{f.file}:{f.line}`" in report
-    assert "3.6 路径遍历防护 — java-secure-coding-guideline.md, p.1" in report
+    assert "3.6 路径遍历防护 — java-secure-coding-guideline.md，第 1 页" in report
+    assert "**知识库：** @kb" in report and "没有附加工作区" not in report
     shape = result.to_json()
-    assert set(shape) == {"task", "plan_before", "plan_after", "report", "findings"}
+    assert set(shape) == {
+        "task",
+        "plan_before",
+        "plan_after",
+        "report",
+        "findings",
+        "workspace",
+        "warnings",
+    }
+    assert shape["workspace"] is True and shape["warnings"] == []
     assert set(shape["findings"][0]) >= {"title", "severity", "file", "line", "code", "knowledge"}
     assert set(shape["findings"][0]["knowledge"][0]) == {"document", "section", "page", "text"}
 
@@ -160,6 +172,35 @@ def test_the_offline_audit_is_the_same_with_or_without_the_injected_comment(
     ]
     assert not any("/etc/" in str(c["args"]) for c in result.tool_calls)
     assert all(c["tool"] != "read_file" for c in result.tool_calls)
+
+
+@pytest.mark.parametrize(
+    ("task", "warning", "heading"),
+    [
+        # as the agent page passes it: the `@kb` mention taken out of the text
+        ("对这个 Java SpringBoot 项目进行代码审计，参考 中的规范", "没有附加工作区", "# 任务报告"),
+        ("Audit this Java project against the guideline", "No workspace", "# Task report"),
+    ],
+)
+def test_a_task_run_without_a_workspace_says_plainly_that_no_code_was_audited(
+    home: Path,
+    embedder,  # noqa: ANN001
+    task: str,
+    warning: str,
+    heading: str,
+) -> None:
+    """Issue 17: it reported "0 findings" as if it had audited something."""
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        result = svc.run_task(task, ["kb"])
+    assert result.findings == [] and result.workspace is False
+    [said] = result.warnings
+    assert said.startswith(warning)
+    report = result.report
+    assert report.startswith(heading) and said in report
+    assert report.index(said) < report.index("##")  # before the summary, not after it
+    assert "@kb" in report  # the knowledge base it consulted, though the task text lost it
+    shape = result.to_json()
+    assert shape["workspace"] is False and shape["warnings"] == [said]
 
 
 def test_the_workspace_tools_refuse_paths_outside_the_workspace() -> None:

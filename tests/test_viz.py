@@ -8,7 +8,15 @@ import re
 
 import pytest
 
-from core.viz import GraphEdge, GraphNode, node_size, render_graph, type_colours
+from core.viz import (
+    LABELLED,
+    GraphEdge,
+    GraphNode,
+    labelled,
+    node_size,
+    render_graph,
+    type_colours,
+)
 
 NODES = [
     GraphNode(1, "SQL 注入", "weakness", 3, "把不可信输入拼进 SQL 语句。"),
@@ -234,3 +242,15 @@ def test_the_embed_sandboxes_the_page_without_same_origin_and_has_no_script_of_i
     assert html.unescape(srcdoc) == rendered.html  # the page, attribute-escaped, nothing else
     assert "<" not in srcdoc and "'" not in srcdoc
     assert rendered.height == 500
+
+
+def test_the_searched_and_best_connected_nodes_are_the_ones_named_when_zoomed_out():
+    nodes = [GraphNode(i, f"node {i}", "concept", i % 40) for i in range(120)]
+    ids = labelled(nodes, highlight=[0])
+    assert ids[0] == 0 and len(ids) == LABELLED  # the searched node first, though of degree 0
+    assert {n.id for n in nodes if n.degree >= 39} <= set(ids)
+    page = render_graph(nodes, [], highlight=[0]).html
+    # The page's own script keeps their names readable; it carries ids, never names.
+    [script] = re.findall(r"<script>\(function \(\) \{var ids = (\[[\d, ]*\])", page)
+    assert json.loads(script) == ids
+    assert sorted(labelled(NODES)) == [1, 2, 3, 4, 5]  # a small graph names every node

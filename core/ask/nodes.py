@@ -33,6 +33,8 @@ from core.llm.boundary import tidy, tidy_list
 from core.models import Hit
 from core.search.fusion import RRF_K
 from core.search.query_terms import key_terms, split_query
+from core.text.question_words import asked_kinds, holds, is_cue, is_generic
+from core.text.sentences import Sentence, asks_about_scope, hit_sentences
 from core.trace import (
     AnswerEvent,
     AskEvent,
@@ -82,18 +84,39 @@ def _fresh(candidates: Sequence[Query], asked: Sequence[str], limit: int) -> lis
 
 
 def _distinct_terms(terms: Mapping[str, list[str]]) -> dict[str, list[str]]:
-    """Per aspect, the terms that set it apart: a frame shared by every aspect proves nothing."""
-    if len(terms) < 2:
-        return {a: list(t) for a, t in terms.items()}
-    shared = set.intersection(*(set(t) for t in terms.values()))
-    return {a: [w for w in t if w not in shared] or list(t) for a, t in terms.items()}
+    """Per aspect, the terms that set it apart: a frame shared by every aspect proves nothing,
+    nor does a generic word ("管理" of 密钥管理 is found in any section on 会话管理)."""
+    specific = {a: [w for w in t if not is_generic(w)] or list(t) for a, t in terms.items()}
+    if len(specific) < 2:
+        return specific
+    shared = set.intersection(*(set(t) for t in specific.values()))
+    return {a: [w for w in t if w not in shared] or list(t) for a, t in specific.items()}
 
 
-def term_gaps(terms: Mapping[str, list[str]], evidence: Sequence[Hit]) -> dict[str, list[str]]:
-    """Per aspect, the key terms absent from every evidence text (the offline judge's input)."""
-    haystack = "\n".join(hit.text for hit in evidence).casefold()
+def _holds(term: str, sentence: Sentence) -> bool:
+    """A sentence holds a term in its words or its heading's (under "4 会话管理", "空闲会话在
+    15 分钟后失效" is about 会话管理); a question word ("多久") is held by an answer of its kind."""
+    kinds = asked_kinds(term) if is_cue(term) else ()
+    if kinds:
+        return holds(kinds[0], sentence.text)
+    folded = term.casefold()
+    return folded in sentence.text.casefold() or folded in sentence.heading.casefold()
+
+
+def term_gaps(
+    terms: Mapping[str, list[str]], evidence: Sequence[Hit], *, scope_ok: bool = False
+) -> dict[str, list[str]]:
+    """Per aspect, the key terms no evidence sentence holds (the offline judge's input).
+
+    The judge reads whole sentences (core/text/sentences.py, the answer's own), each with the
+    heading it stands under: a heading alone is not evidence, nor is a note on the document's
+    scope unless the question asks about scope."""
+    return _gaps(terms, [s for hit in evidence for s in hit_sentences(hit, scope_ok=scope_ok)])
+
+
+def _gaps(terms: Mapping[str, list[str]], sentences: Sequence[Sentence]) -> dict[str, list[str]]:
     return {
-        aspect: [w for w in words if w.casefold() not in haystack]
+        aspect: [w for w in words if not any(_holds(w, s) for s in sentences)]
         for aspect, words in _distinct_terms(terms).items()
     }
 
@@ -292,7 +315,9 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
     """Judge, per aspect, whether the evidence suffices; name the aspects still missing."""
     aspects = state.get("aspects", [])
     hits = [e.hit for e in state.get("evidence", {}).values()]
-    gaps = term_gaps(state.get("terms", {}), hits)
+    scope_ok = asks_about_scope(state.get("question", ""))
+    sentences = [s for hit in hits for s in hit_sentences(hit, scope_ok=scope_ok)]
+    gaps = _gaps(state.get("terms", {}), sentences)
     verdict = _judge_with_llm(state, runtime)
     if verdict is not None:
         sufficient = verdict.sufficient
@@ -303,7 +328,8 @@ def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any
         covered = [a for a in covered if a not in missing]
     else:
         distinct = _distinct_terms(state.get("terms", {}))
-        covered = [a for a in aspects if _covered(distinct.get(a, []), gaps.get(a, []), bool(hits))]
+        found = bool(sentences)
+        covered = [a for a in aspects if _covered(distinct.get(a, []), gaps.get(a, []), found)]
         missing = [a for a in aspects if a not in covered]
         sufficient = not missing
     _emit(

@@ -124,9 +124,13 @@ Excerpts found so far:
 {evidence}
 </excerpts>
 
-For each aspect, decide whether the excerpts contain what is needed to answer it. List the \
-aspects they answer in covered and the others in missing, spelled as listed above. sufficient \
-is true only when missing is empty."""
+For each aspect, decide whether the excerpts contain what is needed to answer it: a sentence \
+that states the facts the aspect asks for. Headings and titles ("4 会话管理", "Session \
+Management") are not evidence, nor are sentences about the document itself, its scope or \
+purpose ("本标准适用于……", "This document describes ..."), nor a sentence that only names the \
+topic: an aspect whose words appear only there is missing. List the aspects they answer in \
+covered and the others in missing, spelled as listed above. sufficient is true only when \
+missing is empty."""
 
 _REFINE_TEMPLATE = """\
 Question: {question}

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from core.service import KnowledgeService
 
 __all__ = [
+    "JOB_STAGES",
     "BuildJobs",
     "JobBusyError",
     "JobView",
@@ -42,13 +43,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# The job log's own lines (the stages' lines come from the pipeline's events).
-LOG_STAGE_JOB = "job"
-LOG_STAGED = "已接收 {count} 个文件"
-LOG_RESUMING = "服务重启后继续未完成的构建"
-LOG_FINISHED = "构建完成"
-LOG_CANCELLED = "已取消"
-LOG_FAILED = "构建失败：{error}"
+# The job's own log lines, besides the pipeline's stages (core.build.events.STAGES): their
+# stage names, and English messages for the debug log; a page words them from the stage.
+JOB_STAGES = ("staged", "resuming", "finished", "cancelled", "failed")
+LOG_STAGED = "received {count} file(s)"
+LOG_RESUMING = "resuming a build the server's restart interrupted"
+LOG_FINISHED = "build finished"
+LOG_CANCELLED = "cancelled"
 BUSY = "知识库「{kb}」正在构建中，请等它完成或先取消，再操作。"
 NOTHING_TO_BUILD = "没有要构建的文件。"
 
@@ -70,9 +71,15 @@ class JobBusyError(ZhixingError):
 
 @dataclass(frozen=True)
 class LogLine:
+    """One line of a job's log: a pipeline stage (with the event's `step` of `steps`) or one of
+    the job's own (`JOB_STAGES`; "staged" counts its files in `steps`, "failed" says why in
+    `message`)."""
+
     at: float  # time.time()
     stage: str
     message: str
+    step: int = 0
+    steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,10 @@ class JobView:
     started_at: float
     finished_at: float | None
     cancel_requested: bool
+    stage: str = ""  # the pipeline's latest stage (core.build.events.STAGES)
+    step: int = 0  # of `steps`: that stage's own work (texts embedded of a batch's, …)
+    steps: int = 0
+    progress: float = 0.0  # the build's ProgressEvent.fraction
 
     @property
     def running(self) -> bool:
@@ -101,9 +112,10 @@ class JobView:
 
     @property
     def fraction(self) -> float:
+        """How far the build is, 0..1: through the embedding too, not only the documents read."""
         if not self.running:
             return 1.0
-        return min(self.done / self.total, 1.0) if self.total else 0.0
+        return min(max(self.progress, 0.0), 1.0)
 
 
 @dataclass
@@ -118,6 +130,10 @@ class _Job:
     total: int = 0
     chunks: int = 0
     eta_s: float | None = None
+    stage: str = ""
+    step: int = 0
+    steps: int = 0
+    progress: float = 0.0
     log: list[LogLine] = field(default_factory=list)
     report: BuildReport | None = None
     error: str = ""
@@ -141,6 +157,10 @@ class _Job:
             started_at=self.started_at,
             finished_at=self.finished_at,
             cancel_requested=self.cancel.is_set(),
+            stage=self.stage,
+            step=self.step,
+            steps=self.steps,
+            progress=self.progress,
         )
 
 
@@ -176,7 +196,7 @@ class BuildJobs:
         staged = _stage(staging, uploads, max_upload_mb=limit) if staging else []
         all_paths = [*staged, *(Path(p) for p in paths)]
         job = _Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
-        self._log(job, LOG_STAGE_JOB, LOG_STAGED.format(count=len(all_paths)))
+        self._log(job, "staged", LOG_STAGED.format(count=len(all_paths)), steps=len(all_paths))
 
         def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport:
             return service.add(kb, all_paths, on_event=on_event, cancel=cancel)
@@ -211,7 +231,7 @@ class BuildJobs:
                 files=tuple(Path(p).name for p in record.paths),
                 staging=staging,
             )
-            self._log(job, LOG_STAGE_JOB, LOG_RESUMING)
+            self._log(job, "resuming", LOG_RESUMING)
 
             def build(
                 on_event: ProgressSink, cancel: threading.Event, job_id: int = record.id
@@ -308,11 +328,13 @@ class BuildJobs:
             with self._lock:
                 job.done, job.total = event.done, event.total
                 job.chunks, job.eta_s = event.chunks, event.eta_s
+                job.stage, job.step, job.steps = event.stage, event.step, event.steps
+                job.progress = event.fraction
                 if event.stage == PAUSED:
                     job.state = PAUSED
                 elif job.state == PAUSED:
                     job.state = RUNNING
-                self._log(job, event.stage, event.message)
+                self._log(job, event.stage, event.message, event.step, event.steps)
 
         report: BuildReport | None = None
         error = ""
@@ -332,14 +354,14 @@ class BuildJobs:
             job.report, job.finished_at = report, time.time()
             if report is None or report.stopped:
                 job.state, job.error = FAILED, error or (report.stopped if report else "")
-                self._log(job, LOG_STAGE_JOB, LOG_FAILED.format(error=job.error))
+                self._log(job, "failed", job.error)
             elif job.cancel.is_set() and job.done < job.total:
                 # A cancel that came after the last document changed nothing: that job is done.
                 job.state = CANCELLED
-                self._log(job, LOG_STAGE_JOB, LOG_CANCELLED)
+                self._log(job, "cancelled", LOG_CANCELLED)
             else:
                 job.state = DONE
-                self._log(job, LOG_STAGE_JOB, LOG_FINISHED)
+                self._log(job, "finished", LOG_FINISHED)
             if not self._any_active():
                 callbacks, self._idle_callbacks = self._idle_callbacks, []
                 for callback in callbacks:
@@ -347,8 +369,8 @@ class BuildJobs:
 
     # --- under the lock -----------------------------------------------------------------------
 
-    def _log(self, job: _Job, stage: str, message: str) -> None:
-        job.log.append(LogLine(time.time(), stage, message))
+    def _log(self, job: _Job, stage: str, message: str, step: int = 0, steps: int = 0) -> None:
+        job.log.append(LogLine(time.time(), stage, message, step, steps))
         if len(job.log) > _MAX_LOG:
             del job.log[: len(job.log) - _MAX_LOG]
 

@@ -6,17 +6,44 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["BuildReport", "ItemFailure", "ProgressEvent", "ProgressSink", "RateClock"]
+__all__ = ["STAGES", "BuildReport", "ItemFailure", "ProgressEvent", "ProgressSink", "RateClock"]
+
+# What a build reports, roughly in order (docs/architecture.md §4). Each batch of chunks goes
+# through extraction ("entity graph" in graph mode, "question index" with an LLM in index mode),
+# "embedding" and "indexing" (its vectors written), while the next documents parse.
+STAGES = (
+    "scan",
+    "parse",
+    "entity graph",
+    "question index",
+    "embedding",
+    "indexing",
+    "paused",
+    "resumed",
+    "done",
+)
 
 
 @dataclass(frozen=True)
 class ProgressEvent:
-    stage: str  # scan | parse | entity graph | question index | indexing | paused | resumed | done
-    done: int
+    """One step of a build. `message` is an English line for the CLI and the debug log; a page
+    words the stage from the numbers instead.
+
+    `step` of `steps` counts the stage's own work: documents (scan, parse), the chunks a batch
+    extracts from, the texts it embeds, the vectors it writes. `fraction` is the whole build's
+    progress: documents read times chunks embedded of those read, so a build of one long
+    document moves while it embeds instead of sitting full once its one file is parsed.
+    """
+
+    stage: str  # one of STAGES
+    done: int  # documents considered so far
     total: int
     message: str = ""
     eta_s: float | None = None
     chunks: int = 0  # chunks indexed so far in this build
+    step: int = 0
+    steps: int = 0
+    fraction: float = 0.0
 
 
 ProgressSink = Callable[[ProgressEvent], None]
@@ -76,8 +103,12 @@ class RateClock:
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
-    def eta(self, done: int, total: int) -> float | None:
+    def eta(self, fraction: float) -> float | None:
+        """Seconds left at the rate so far, for a build `fraction` (0..1) done; None before
+        anything is done, 0 once all is."""
         elapsed = self.elapsed()
-        if done <= 0 or total <= done or elapsed <= 0:
-            return None if total > done else 0.0
-        return (total - done) * elapsed / done
+        if fraction >= 1:
+            return 0.0
+        if fraction <= 0 or elapsed <= 0:
+            return None
+        return elapsed * (1 - fraction) / fraction

@@ -13,6 +13,7 @@ LLM concurrency, nor on where an interrupted build was resumed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -20,6 +21,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from core.build.durable import (
     BuildBusyError,
@@ -64,6 +67,7 @@ log = logging.getLogger(__name__)
 
 _EVENT_INTERVAL_S = 0.25
 _MAX_INFLIGHT = 3
+_EMBED_STEP = 64  # texts per progress step, for an embedder that names no batch size
 
 
 @dataclass
@@ -179,6 +183,10 @@ class _Run:
         self.done = 0
         self.total = 0
         self.indexed_chunks = 0
+        self.queued_chunks = 0  # chunks of the documents read so far
+        # Chunks embedded, a batch counting in proportion to its texts embedded (the embedding
+        # thread alone writes it): the share of the read documents' work that is done.
+        self.embedded = 0.0
         self._last_event = 0.0
         # Two background stages, each one thread so batches stay in order: embedding (numpy,
         # which releases the GIL) overlaps with upserting the previous batch and with parsing
@@ -203,6 +211,8 @@ class _Run:
             "done",
             f"{len(self.report.added)} added, {len(self.report.skipped)} "
             f"unchanged, {len(self.report.failed)} failed",
+            step=self.done,
+            steps=self.total,
             force=True,
         )
         return self.report
@@ -227,7 +237,7 @@ class _Run:
 
     def _build(self, files: list[tuple[Path, str]]) -> JobState:
         """Run the stages; return how the job ended (a store failure propagates, `failed`)."""
-        self._event("scan", f"{self.total} document(s) to consider", force=True)
+        self._event("scan", f"{self.total} document(s) to consider", steps=self.total, force=True)
         status: JobState = JobState.FAILED
         try:
             warm = getattr(self.p.embedder, "warm", None)
@@ -245,7 +255,7 @@ class _Run:
                 else:
                     self._build_unit(unit, states)
                 self.done += 1
-                self._event("parse", unit.source)
+                self._event("parse", unit.source, step=self.done, steps=self.total)
             self._flush()
             self._wait()
             status = ended
@@ -366,6 +376,7 @@ class _Run:
         self, doc: ParsedDocument, doc_id: int, chunk_ids: list[int], chunks: list[Chunk]
     ) -> None:
         self.pending.remaining[doc_id] = len(chunks)
+        self.queued_chunks += len(chunks)
         for chunk_id, chunk in zip(chunk_ids, chunks, strict=True):
             item = EnrichItem(doc_id, chunk_id, doc.title, chunk)
             self.pending.records.append((doc_id, chunk_id, embedding_text(doc.title, chunk), item))
@@ -402,7 +413,7 @@ class _Run:
         )
         if self.kb.mode == "graph" or self.p.llm is not None:
             stage = "entity graph" if self.kb.mode == "graph" else "question index"
-            self._event(stage, f"{len(batch)} chunks ({how})", force=True)
+            self._event(stage, f"{len(batch)} chunks ({how})", steps=len(batch), force=True)
         items = [item for _, _, _, item in batch]
         try:
             enriched = self.enricher.enrich(items)
@@ -425,9 +436,7 @@ class _Run:
             self.p.graph.mark_degraded([chunk_id], reason)
         self.report.rejected = self.enricher.rejections.snapshot()
         self.report.extract_seconds += enriched.extract_seconds
-        self._event("indexing", f"embedding {len(rows)} texts", force=True)
-        # An embedding endpoint that is away pauses the build too.
-        vectors = self.guard(lambda: self.p.embedder.embed([text for *_, text in rows]))
+        vectors = self._embed([text for *_, text in rows], chunks=len(batch))
         # Milvus keeps `text` for BM25 only: chunks and questions go in analysed, as queries do.
         return [
             VectorRecord(
@@ -441,8 +450,40 @@ class _Run:
             for (doc, kind, ref, text), vector in zip(rows, vectors, strict=True)
         ]
 
+    def _embed(self, texts: list[str], *, chunks: int) -> np.ndarray:
+        """Embed a batch's texts a step at a time, saying after each step how far it is: a
+        batch of a few hundred texts takes a CPU model seconds to minutes.
+
+        A step is a whole number of the embedder's own slices (or requests), so the vectors are
+        the ones a single call would give, and more than one slice, so the model still lets a
+        search's query go first between slices (core/embed.py).
+        """
+        step = 2 * getattr(self.p.embedder, "slice", 0) or getattr(
+            self.p.embedder, "batch_size", _EMBED_STEP
+        )
+        base = self.embedded
+        parts: list[np.ndarray] = []
+        self._event("embedding", f"0/{len(texts)} texts embedded", steps=len(texts), force=True)
+        for start in range(0, len(texts), step):
+            part = texts[start : start + step]
+            # An embedding endpoint that is away pauses the build too.
+            parts.append(self.guard(functools.partial(self.p.embedder.embed, part)))
+            embedded = start + len(part)
+            self.embedded = base + chunks * embedded / len(texts)
+            self._event(
+                "embedding",
+                f"{embedded}/{len(texts)} texts embedded",
+                step=embedded,
+                steps=len(texts),
+                force=True,
+            )
+        self.embedded = base + chunks
+        return np.concatenate(parts) if parts else np.zeros((0, self.kb.dimension), np.float32)
+
     def _write(self, chunks: int, prepared: Future[Any], finished: list[int]) -> None:
-        self.p.vectors.upsert(self.kb.dimension, prepared.result())
+        records = prepared.result()
+        self._event("indexing", f"writing {len(records)} vectors", steps=len(records), force=True)
+        self.p.vectors.upsert(self.kb.dimension, records)
         # A document becomes `indexed` only once every one of its chunks has a vector.
         self.p.catalog.mark_indexed(finished)
         self.indexed_chunks += chunks
@@ -453,18 +494,31 @@ class _Run:
         while self._inflight:
             self._inflight.pop(0).result()
 
-    def _event(self, stage: str, message: str, *, force: bool = False) -> None:
+    def _event(
+        self, stage: str, message: str, *, step: int = 0, steps: int = 0, force: bool = False
+    ) -> None:
         now = self.clock.elapsed()
         if not force and now - self._last_event < _EVENT_INTERVAL_S and self.done < self.total:
             return
         self._last_event = now
+        fraction = self._fraction()
         self.emit(
             ProgressEvent(
                 stage=stage,
                 done=self.done,
                 total=self.total,
                 message=message,
-                eta_s=self.clock.eta(self.done, self.total),
+                eta_s=self.clock.eta(fraction),
                 chunks=self.indexed_chunks,
+                step=step,
+                steps=steps,
+                fraction=fraction,
             )
         )
+
+    def _fraction(self) -> float:
+        """Documents read, times chunks embedded of those read (see ProgressEvent)."""
+        read = self.done / self.total if self.total else 1.0
+        if not self.queued_chunks:
+            return read
+        return read * min(self.embedded / self.queued_chunks, 1.0)

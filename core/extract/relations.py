@@ -1,9 +1,12 @@
 """Relations between the terms of a sentence: lexical patterns, then co-occurrence.
 
-A pattern is a trigger ("属于", "包括", "导致", "防止", "is a", "prevents", "is part of") with a
-term right before it and one (or, for "includes", a list) right after it, in the same clause. The
-distance rules are strict on purpose: a wrong typed edge misleads more than a missing one, and
-co-occurrence still links what the patterns miss.
+A pattern is a trigger ("属于", "包括", "导致", "防止", "使用", "is a", "prevents", "is part of",
+"uses") with a term right before it and one (or, for "includes" and "uses", a list) right after
+it, in the same clause. The distance rules are strict on purpose: a wrong typed edge misleads
+more than a missing one, and co-occurrence still links what the patterns miss (`related_to`).
+A clause that forbids or denies ("禁止对不可信数据使用…", "must not use") states no relation.
+
+The types (docs/architecture.md §4): is_a, part_of, includes, causes, prevents, requires, uses.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ _ZH = re.compile(
     r"|(?P<causes>导致|引起|造成|引发|致使)"
     r"|(?P<prevents>防止|预防|防御|防范|抵御|阻止|避免|缓解|抵抗)"
     r"|(?P<requires>需要|要求|依赖于|依赖)"
+    r"|(?P<uses>使用(?!者)|采用|利用|调用)"
 )
 _EN = re.compile(
     r"\b(?:"
@@ -45,6 +49,9 @@ _EN = re.compile(
     r"|(?P<prevents>prevents?|mitigates?|protects?\s+against|defends?\s+against|stops?|blocks?"
     r"|(?:is|are)\s+(?:an?\s+)?(?:\w+\s+)?defen[cs]es?\s+against)"
     r"|(?P<requires>requires?|depends\s+on)"
+    r"|(?P<uses_by>(?:is|are)\s+(?:\w+\s+)?used\s+by)"
+    # "use" as a verb, not the noun of "the use of"
+    r"|(?P<uses>(?<!\bthe\s)uses?(?!\s+of\b)|employs?|relies\s+on)"
     r")\b",
     re.IGNORECASE | re.ASCII,
 )
@@ -57,16 +64,26 @@ _GROUPS = (
     "causes",
     "prevents",
     "requires",
+    "uses_by",
+    "uses",
 )
 _CLAUSE_BREAK = re.compile(r"[,，;；。:：!?！？()（）|]")
-_NEGATION = re.compile(r"\b(?:not|cannot|never|no longer)\b|n't|不能|无法|未能|不会|并非|没有|不$")
+_NEGATION = re.compile(
+    r"\b(?:not|cannot|never|no longer|avoid\w*|forbid\w*|prohibit\w*)\b|n't"
+    r"|不能|无法|未能|不会|并非|没有|禁止|严禁|不得|不允许|不要|切勿|不应|不可|避免使用|不$",
+    re.IGNORECASE,
+)
 _LIST_GAP = re.compile(
     r"^\s*(?:[、,，/]|和|及|与|或|以及|或者|and|or|as well as|,\s*(?:and|or))?\s*$", re.I
 )
 _HAS_CJK = re.compile(f"[{CJK_CHARS}]")
 _MODIFIES = re.compile(r"^(?:中的|中|的)")
+# "更换会话标识，防止会话固定攻击", "X, to prevent Y": a purpose clause after a comma; what the
+# clause before it acts on is what prevents.
+_PURPOSE = re.compile(r"[，,]\s*(?:以便|从而|以|来|so as to|to)?\s*$", re.IGNORECASE)
 _ZH_NEAR, _EN_NEAR = 10, 30  # how far (in characters) a term may stand from its trigger
 _CATEGORY_TYPES = frozenset({"is_a", "part_of"})  # where a generic word may be the target
+_LISTS = frozenset({"includes", "uses"})  # "使用 bcrypt、scrypt 或 Argon2id": each item
 
 
 def pattern_links(text: str, mentions: Sequence[Mention]) -> list[Link]:
@@ -94,12 +111,17 @@ def _links(
         kind, passive = group.removesuffix("_by"), group.endswith("_by")
         # "is a" is everywhere; only "X is a Y" with X right before it counts.
         before = 2 if group == "is_a" and found.group(group).lower().startswith("is a") else near
-        source = _before(text, mentions, start, before)
+        at = start
+        if kind == "prevents" and not passive and (purpose := _PURPOSE.search(text, 0, start)):
+            at = purpose.start()
+        source = _before(text, mentions, at, before)
+        if _denied(text, at):
+            continue
         if inner is not None:  # "A是B的一种": B is inside the trigger
             inside = [m for m in mentions if m.start >= found.start(group) and m.end <= end]
             targets = inside[-1:]
         else:
-            targets = _after(text, mentions, end, near, list_ok=kind == "includes")
+            targets = _after(text, mentions, end, near, list_ok=kind in _LISTS)
         targets = [t for t in targets if not t.weak or kind in _CATEGORY_TYPES]
         if source is None or source.weak:
             continue
@@ -131,6 +153,13 @@ def _before(text: str, mentions: Sequence[Mention], at: int, near: int) -> Menti
     if len(gap) > near or _CLAUSE_BREAK.search(gap.lstrip(")）")) or _NEGATION.search(gap):
         return None
     return best
+
+
+def _denied(text: str, at: int) -> bool:
+    """Whether the clause up to a trigger forbids or denies it: "禁止对不可信数据使用…" says
+    nothing uses anything, though the subject stands right before the trigger."""
+    clause = _CLAUSE_BREAK.split(text[:at])[-1]
+    return bool(_NEGATION.search(clause))
 
 
 def _after(

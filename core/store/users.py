@@ -37,6 +37,12 @@ CREATE TABLE IF NOT EXISTS login_failures (
 );
 CREATE INDEX IF NOT EXISTS login_failures_name ON login_failures(name, at);
 CREATE INDEX IF NOT EXISTS login_failures_client ON login_failures(client, at);
+CREATE TABLE IF NOT EXISTS preferences (
+    user_name TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (user_name, key)
+);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -95,6 +101,21 @@ class UserStore:
     def get(self, name: str) -> StoredUser | None:
         rows = self.catalog._rows("SELECT * FROM users WHERE name = ?", (name,))
         return _user(rows[0]) if rows else None
+
+    def preference(self, name: str, key: str) -> str | None:
+        """A user's saved choice (the UI language, say), or None when they made none."""
+        rows = self.catalog._rows(
+            "SELECT value FROM preferences WHERE user_name = ? AND key = ?", (name, key)
+        )
+        return str(rows[0]["value"]) if rows else None
+
+    def set_preference(self, name: str, key: str, value: str) -> None:
+        with self.catalog.transaction():
+            self.catalog.db.execute(
+                "INSERT INTO preferences (user_name, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT(user_name, key) DO UPDATE SET value = excluded.value",
+                (name, key, value),
+            )
 
     def all(self) -> list[StoredUser]:
         return [_user(r) for r in self.catalog._rows("SELECT * FROM users ORDER BY name")]

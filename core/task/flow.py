@@ -59,7 +59,11 @@ def build_graph(
 
 @dataclass
 class TaskResult:
-    """The outcome of one task run: both plans, the findings, the report and the trace."""
+    """The outcome of one task run: both plans, the findings, the report and the trace.
+
+    `workspace` says whether a workspace was attached; without one no code was audited, and
+    `warnings` says so in a sentence in the task's language (the report opens with it too).
+    """
 
     task: str
     plan_before: list[str]
@@ -69,6 +73,8 @@ class TaskResult:
     subtasks: list[SubtaskOutcome] = field(default_factory=list)
     research: list[KnowledgeRef] = field(default_factory=list)
     events: list[TraceEvent] = field(default_factory=list)
+    workspace: bool = True
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
@@ -87,6 +93,8 @@ class TaskResult:
             "plan_after": [s.to_json() for s in self.plan_after],
             "report": self.report,
             "findings": [f.to_json() for f in self.findings],
+            "workspace": self.workspace,
+            "warnings": list(self.warnings),
         }
 
 
@@ -132,4 +140,6 @@ def run_task(
         subtasks=list(final.get("done", [])),
         research=list(final.get("research", [])),
         events=events,
+        workspace=context.workspace is not None,
+        warnings=list(final.get("warnings", [])),
     )

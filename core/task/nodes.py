@@ -17,6 +17,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from core.answer import is_chinese
 from core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
 from core.errors import LLMError
 from core.llm.boundary import tidy, tidy_list
@@ -24,7 +25,7 @@ from core.task import offline
 from core.task.audit_rules import sections_of, topic_for
 from core.task.configuration import TaskContext
 from core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
-from core.task.report import render_report
+from core.task.report import no_workspace_warning, render_report
 from core.task.state import (
     Finding,
     KnowledgeRef,
@@ -190,7 +191,9 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     subtasks = _from_llm(result, refs) if result is not None else []
     by_llm = bool(subtasks)
     if not subtasks:
-        subtasks = offline.revised_plan(sections_of(refs), max_subtasks=ctx.max_subtasks)
+        subtasks = offline.revised_plan(
+            sections_of(refs), max_subtasks=ctx.max_subtasks, chinese=is_chinese(state["task"])
+        )
     if not subtasks:  # the knowledge named nothing concrete: the task itself is the one subtask
         subtasks = [Subtask(title=state["task"], goal=state["task"], knowledge=tuple(refs[:3]))]
     subtasks = subtasks[: ctx.max_subtasks]
@@ -261,11 +264,16 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             notes.append(str(exc))
             mode = "offline (LLM failed)"
     if mode != "llm":
+        chinese = is_chinese(state["task"])
         if ctx.workspace is not None:
-            findings, summary = offline.scan(subtask, box)
+            findings, summary = offline.scan(subtask, box, chinese=chinese)
         else:
             box.run("search_knowledge", {"query": subtask.title})
-            summary = f"Consulted the knowledge on {subtask.title}; no workspace to check."
+            summary = (
+                f"查阅了知识库中关于「{subtask.title}」的内容；没有工作区，未检查代码。"
+                if chinese
+                else f"Consulted the knowledge on {subtask.title}; no workspace to check."
+            )
     for finding in findings:
         _emit(runtime, FindingEvent(node="finding", subtask=number, finding=finding.to_json()))
     outcome = SubtaskOutcome(
@@ -296,15 +304,21 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
 
 
 def report(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
-    """Write the Markdown report: summary, plan before and after, findings with their sources."""
+    """Write the Markdown report: summary, plan before and after, findings with their sources;
+    and the run's warnings (no workspace attached: nothing was audited)."""
+    ctx = runtime.context
+    workspace = ctx.workspace is not None
     text = render_report(
         task=state["task"],
         plan_before=state.get("plan_before", []),
         subtasks=state.get("subtasks", []),
         outcomes=state.get("done", []),
         findings=state.get("findings", []),
+        knowledge_bases=ctx.knowledge_bases,
+        workspace=workspace,
     )
+    warnings = [] if workspace else [no_workspace_warning(state["task"])]
     _emit(runtime, ReportEvent(node="report", findings=len(state.get("findings", []))))
     summary = f"{len(state.get('findings', []))} findings. " + text[:300]
-    turn = turn_record(state["task"], state["task"], summary, runtime.context.knowledge_bases)
-    return {"report": text, "turns": [turn]}
+    turn = turn_record(state["task"], state["task"], summary, ctx.knowledge_bases)
+    return {"report": text, "warnings": warnings, "turns": [turn]}

@@ -4,6 +4,9 @@ headings, and a pattern scan per subtask (docs/architecture.md §7, offline mode
 Everything here treats document and workspace text as data: headings and backticked
 identifiers become subtasks and grep patterns, nothing in them is ever followed as an
 instruction, and the scan only greps (through the bounded, traced `ToolBox`).
+
+What it writes in its own words (plans, goals, summaries) is in the task's language: Chinese
+for a task asked in Chinese (`core.answer.is_chinese`), English otherwise.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from core.answer import is_chinese
 from core.task.audit_rules import (
     TOPICS,
     Rule,
@@ -32,6 +36,18 @@ _SAME_SPOT = 3  # findings of one subtask this close in one file are one finding
 
 def first_plan(task: str, *, knowledge_bases: Sequence[str], workspace: bool) -> list[str]:
     """The plan before research has shaped it: generic steps for the task as stated."""
+    if is_chinese(task):
+        kbs = "、".join(f"@{k}" for k in knowledge_bases) or "所附的知识库"
+        steps = [f"在 {kbs} 中查找适用于该任务的规则和要求：{task.strip()}"]
+        if workspace:
+            steps += ["列出工作区的文件，找出要检查的代码", "逐条对照适用的要求检查代码"]
+        else:
+            steps += [
+                "没有附加工作区：不审计代码，只整理每条适用要求的内容",
+                "梳理每条适用要求具体要求什么",
+            ]
+        steps.append("撰写报告：摘要、修订后的计划、附证据和出处的发现")
+        return steps
     kbs = "、".join(f"@{k}" for k in knowledge_bases) or "the attached knowledge"
     steps = [f"Research {kbs} for the rules and requirements that apply to: {task.strip()}"]
     if workspace:
@@ -40,13 +56,19 @@ def first_plan(task: str, *, knowledge_bases: Sequence[str], workspace: bool) ->
             "Check the code against every applicable requirement",
         ]
     else:
-        steps.append("Work out what each applicable requirement asks for")
+        steps += [
+            "No workspace is attached: audit no code, only gather what the requirements say",
+            "Work out what each applicable requirement asks for",
+        ]
     steps.append("Write the report: summary, revised plan, findings with evidence and sources")
     return steps
 
 
-def revised_plan(sections: Sequence[Section], *, max_subtasks: int) -> list[Subtask]:
-    """One subtask per section that names a known audit topic (or forbids named APIs)."""
+def revised_plan(
+    sections: Sequence[Section], *, max_subtasks: int, chinese: bool = False
+) -> list[Subtask]:
+    """One subtask per section that names a known audit topic (or forbids named APIs); the
+    goals in Chinese when `chinese`."""
     subtasks: list[Subtask] = []
     seen: set[str] = set()
     for section in sections:
@@ -56,13 +78,23 @@ def revised_plan(sections: Sequence[Section], *, max_subtasks: int) -> list[Subt
             if topic.key in seen:
                 continue
             seen.add(topic.key)
-            goal = f"Look for {topic.name.lower()} as {section.heading} ({where}) defines it."
+            goal = (
+                f"按「{section.heading}」（{section.document}，第 {section.page} 页）的定义查找"
+                f" {topic.name.lower()} 问题。"
+                if chinese
+                else f"Look for {topic.name.lower()} as {section.heading} ({where}) defines it."
+            )
             patterns = tuple(r.pattern for r in topic.rules)
         else:
             names = clause_identifiers(section.text, prohibited_only=True)
             if not names:
                 continue  # scope, terms, introductions: nothing to check code against
-            goal = f"Look for the APIs {section.heading} ({where}) forbids: {', '.join(names)}."
+            goal = (
+                f"查找「{section.heading}」（{section.document}，第 {section.page} 页）禁止的"
+                f" API：{', '.join(names)}。"
+                if chinese
+                else f"Look for the APIs {section.heading} ({where}) forbids: {', '.join(names)}."
+            )
             patterns = (identifier_pattern(names),)
         subtasks.append(
             Subtask(
@@ -81,8 +113,9 @@ def probe_topics() -> list[Topic]:
     return list(TOPICS)
 
 
-def scan(subtask: Subtask, box: ToolBox) -> tuple[list[Finding], str]:
-    """Grep the workspace for the subtask's patterns; return candidate findings and a summary."""
+def scan(subtask: Subtask, box: ToolBox, *, chinese: bool = False) -> tuple[list[Finding], str]:
+    """Grep the workspace for the subtask's patterns; return candidate findings and a summary
+    (in Chinese when `chinese`)."""
     topic = topic_named(subtask.topic)
     text = "\n".join(k.text for k in subtask.knowledge)
     names = clause_identifiers(text, prohibited_only=True)
@@ -98,7 +131,9 @@ def scan(subtask: Subtask, box: ToolBox) -> tuple[list[Finding], str]:
         findings = _topic_findings(subtask, topic, box)
     findings = _distinct(findings)
     summary = (
-        f"{len(findings)} candidate finding(s); the APIs the clause names occur on"
+        f"{len(findings)} 项候选发现；条款点名的 API 出现在 {len(leads)} 行。"
+        if chinese
+        else f"{len(findings)} candidate finding(s); the APIs the clause names occur on"
         f" {len(leads)} line(s)."
     )
     return findings, summary

@@ -126,3 +126,4 @@ class TaskState(TypedDict, total=False):
     findings: Annotated[list[Finding], operator.add]
     done: Annotated[list[SubtaskOutcome], operator.add]
     report: str
+    warnings: list[str]  # what the user must know about the run (no workspace: nothing audited)

@@ -1,0 +1,186 @@
+"""Notebooks of the knowledge service (docs/architecture.md §8): each user's cells of questions
+over a set of knowledge bases, kept, edited, re-run in place, reordered, exported and imported.
+
+A mixin of `KnowledgeService`. A cell runs through the service's own `search`, `summarize` and
+`ask`, so it passes the same role and visibility checks as any search; a notebook belongs to
+the user who made it and nobody else sees it. A run that fails with a Zhixing error keeps the
+sentence on the cell (and the cell's earlier result), so a reload shows what went wrong.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from core.answer import Answer
+from core.auth import User
+from core.choices import CellMode, Strategy
+from core.errors import ZhixingError
+from core.models import Hit, KnowledgeBase, Notebook, NotebookCell
+from core.notebook import parse_notebook, to_markdown
+from core.store.notebooks import NotebookStore
+from core.trace import AskSink
+
+if TYPE_CHECKING:
+    from core.ask import AgenticResult
+
+__all__ = ["MAX_TOP_K", "NotebookMixin"]
+
+MAX_TOP_K = 50
+_TITLE = "知行笔记本 Zhixing notebook"
+
+
+class NotebookMixin:
+    actor: User
+
+    if TYPE_CHECKING:  # the service's own store and methods, which check rights and visibility
+
+        @property
+        def _notebook_store(self) -> NotebookStore: ...
+
+        def scope(self, names: Sequence[str] | None) -> list[KnowledgeBase]: ...
+        def search(
+            self,
+            query: str,
+            names: Sequence[str] | None,
+            *,
+            top_k: int = 10,
+            strategies: Sequence[str] | None = None,
+        ) -> list[Hit]: ...
+        def summarize(self, question: str, hits: Sequence[Hit]) -> Answer: ...
+        def ask(
+            self,
+            question: str,
+            names: Sequence[str] | None,
+            *,
+            max_rounds: int = 3,
+            top_k: int = 10,
+            on_event: AskSink | None = None,
+            conversation: str | None = None,
+        ) -> AgenticResult: ...
+
+    def notebook(self, names: Sequence[str] | None = None) -> Notebook:
+        """The actor's notebook over these knowledge bases (None or empty: all they may see),
+        made on first use."""
+        scoped = [] if not names or list(names) in (["@all"], ["all"]) else names
+        kbs = [kb.name for kb in self.scope(scoped)] if scoped else []
+        return self._notebook_store.notebook_for(self.actor.name, kbs)
+
+    def open_notebook(self, notebook_id: str) -> Notebook:
+        """One of the actor's notebooks, its cells in order."""
+        return self._notebook_store.notebook(notebook_id, self.actor.name)
+
+    def add_cell(
+        self,
+        notebook_id: str,
+        question: str,
+        *,
+        mode: str = CellMode.ANSWER,
+        strategies: Sequence[str] = (),
+        top_k: int = 10,
+    ) -> NotebookCell:
+        """A new cell at the end of the notebook, not run yet (`run_cell` runs it)."""
+        settings = _checked(question, mode, strategies, top_k)
+        return self._notebook_store.add_cell(notebook_id, self.actor.name, **settings)
+
+    def edit_cell(
+        self,
+        cell_id: str,
+        *,
+        question: str | None = None,
+        mode: str | None = None,
+        strategies: Sequence[str] | None = None,
+        top_k: int | None = None,
+        collapsed: bool | None = None,
+    ) -> NotebookCell:
+        """Change a cell's question or settings (its result stays until it runs again)."""
+        cell = self._notebook_store.cell(cell_id, self.actor.name)
+        checked = _checked(
+            cell.question if question is None else question,
+            cell.mode if mode is None else mode,
+            cell.strategies if strategies is None else strategies,
+            cell.top_k if top_k is None else top_k,
+        )
+        changes: dict[str, Any] = {k: v for k, v in checked.items() if getattr(cell, k) != v}
+        if collapsed is not None and collapsed != cell.collapsed:
+            changes["collapsed"] = collapsed
+        return self._notebook_store.update_cell(cell_id, self.actor.name, **changes)
+
+    def delete_cell(self, cell_id: str) -> None:
+        self._notebook_store.delete_cell(cell_id, self.actor.name)
+
+    def move_cell(self, cell_id: str, offset: int) -> None:
+        """Move a cell up (negative) or down, stopping at either end."""
+        self._notebook_store.move_cell(cell_id, self.actor.name, offset)
+
+    def run_cell(self, cell_id: str, *, on_event: AskSink | None = None) -> NotebookCell:
+        """Run a cell by its mode over its notebook's knowledge bases and keep what it found.
+
+        A Zhixing error is kept on the cell as its sentence (the cell's last result stays) and
+        the cell is returned; anything else propagates, and the cell is left as it was.
+        """
+        store, owner = self._notebook_store, self.actor.name
+        cell = store.cell(cell_id, owner)
+        names = list(store.notebook(cell.notebook, owner).kbs) or None
+        started = time.time()
+        try:
+            result = self._run(cell, names, on_event)
+        except ZhixingError as exc:
+            return store.update_cell(cell_id, owner, error=str(exc))
+        result.update(ran_at=started, seconds=round(time.time() - started, 3))
+        return store.update_cell(cell_id, owner, result=result, error="", collapsed=False)
+
+    def _run(
+        self, cell: NotebookCell, names: list[str] | None, on_event: AskSink | None
+    ) -> dict[str, Any]:
+        if cell.mode == CellMode.AGENTIC:
+            outcome = self.ask(cell.question, names, top_k=cell.top_k, on_event=on_event)
+            return {
+                "hits": [h.to_json() for h in outcome.evidence],
+                "answer": outcome.answer.to_json(),
+                "events": list(outcome.events),
+            }
+        strategies = list(cell.strategies) or None
+        hits = self.search(cell.question, names, top_k=cell.top_k, strategies=strategies)
+        answer = None
+        if cell.mode == CellMode.ANSWER:
+            answer = self.summarize(cell.question, hits).to_json()
+        return {"hits": [h.to_json() for h in hits], "answer": answer, "events": None}
+
+    def export_notebook(self, notebook_id: str) -> str:
+        """The notebook as Markdown (core/notebook.py), ready to save or share."""
+        return to_markdown(self.open_notebook(notebook_id), title=_TITLE)
+
+    def import_notebook(self, notebook_id: str, text: str) -> Notebook:
+        """Append the cells of a notebook file to this notebook, with the answers it carried;
+        nothing is added when the file is not a notebook (ZhixingError says why)."""
+        drafts = parse_notebook(text)
+        store, owner = self._notebook_store, self.actor.name
+        store.notebook(notebook_id, owner)
+        cells = []
+        for draft in drafts:
+            try:
+                settings = _checked(draft.question, draft.mode, draft.strategies, draft.top_k)
+            except ZhixingError:  # a strategy this version does not know: use the default
+                settings = _checked(draft.question, draft.mode, (), draft.top_k)
+            result = None if draft.answer is None else {"answer": draft.answer, "imported": True}
+            cells.append((settings, result))
+        for settings, result in cells:
+            store.add_cell(notebook_id, owner, **settings, result=result)
+        return self.open_notebook(notebook_id)
+
+
+def _checked(question: str, mode: str, strategies: Sequence[str], top_k: int) -> dict[str, Any]:
+    """A cell's settings as the store keeps them, or the sentence that says what is wrong."""
+    question = " ".join(str(question).split())
+    if not question:
+        raise ZhixingError("The question is empty; type what you want to find.")
+    if not 1 <= int(top_k) <= MAX_TOP_K:
+        raise ZhixingError(f"top_k must be between 1 and {MAX_TOP_K}; got {top_k}.")
+    return {
+        "question": question,
+        "mode": CellMode.parse(mode),
+        "strategies": tuple(dict.fromkeys(str(Strategy.parse(s)) for s in strategies)),
+        "top_k": int(top_k),
+    }

@@ -1,0 +1,168 @@
+"""Notebooks through the service: cells that persist per user and scope, run by their mode,
+edit and re-run in place, move, collapse, delete, and go to Markdown and back.
+
+Real Milvus Lite and SQLite in temp dirs, the built-in embedder, no LLM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.choices import CellMode
+from core.config import Settings
+from core.errors import NotFoundError, ZhixingError
+from core.notebook import parse_notebook
+from core.service import KnowledgeService
+
+# The same two small knowledge bases as the conversations' tests ("rules" and "finance").
+from tests import test_conversations as conversations  # noqa: E402
+
+ALICE, BOB = conversations.ALICE, conversations.BOB
+home = conversations.home  # the fixture itself
+
+
+@pytest.fixture
+def svc(home: Path, embedder) -> KnowledgeService:  # noqa: ANN001
+    with KnowledgeService(Settings(home=home), embedder=embedder) as service:
+        yield service
+
+
+def test_cells_run_by_their_mode_and_persist_across_a_restart(home, embedder) -> None:  # noqa: ANN001
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        book = svc.notebook(["rules"])
+        search = svc.add_cell(book.id, "level 3 password length", mode="search")
+        answer = svc.add_cell(book.id, "How long is a level 2 password?", mode="answer")
+        agentic = svc.add_cell(book.id, "What does level 3 sign-in need?", mode="agentic")
+        assert search.result is None  # added, not run
+        ran = [svc.run_cell(c.id) for c in (search, answer, agentic)]
+        assert ran[0].hits and ran[0].result is not None and ran[0].result["answer"] is None
+        assert "12 characters" in ran[1].result["answer"]["answer"]
+        assert [e["node"] for e in ran[2].result["events"]][0] == "plan"
+        assert "hardware key" in ran[2].result["answer"]["answer"]
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        again = svc.notebook(["rules"])
+        assert again.id == book.id
+        assert [c.question for c in again.cells] == [c.question for c in ran]
+        assert [c.mode for c in again.cells] == [CellMode.SEARCH, CellMode.ANSWER, CellMode.AGENTIC]
+        assert again.cells[0].hits[0].document == "levels.md"
+
+
+def test_a_notebook_belongs_to_one_user_and_one_set_of_knowledge_bases(svc) -> None:  # noqa: ANN001
+    alice, bob = svc.as_user(ALICE), svc.as_user(BOB)
+    mine = alice.notebook(["rules"])
+    cell = alice.add_cell(mine.id, "bcrypt")
+    assert alice.notebook(["rules"]).id == mine.id
+    assert alice.notebook(["rules", "finance"]).id != mine.id
+    assert alice.notebook(None).id == alice.notebook(["@all"]).id != mine.id
+    assert bob.notebook(["rules"]).id != mine.id and not bob.notebook(["rules"]).cells
+    for attempt in (
+        lambda: bob.open_notebook(mine.id),
+        lambda: bob.add_cell(mine.id, "steal"),
+        lambda: bob.run_cell(cell.id),
+        lambda: bob.edit_cell(cell.id, question="changed"),
+        lambda: bob.delete_cell(cell.id),
+        lambda: bob.export_notebook(mine.id),
+    ):
+        with pytest.raises(NotFoundError):
+            attempt()
+    assert [c.question for c in alice.open_notebook(mine.id).cells] == ["bcrypt"]
+
+
+def test_an_edited_cell_re_runs_in_place_and_keeps_its_position(svc) -> None:  # noqa: ANN001
+    book = svc.notebook(["rules"])
+    first = svc.add_cell(book.id, "How long is a level 2 password?")
+    second = svc.add_cell(book.id, "audit records")
+    svc.run_cell(first.id)
+    edited = svc.edit_cell(first.id, question="What does level 3 sign-in need?")
+    assert edited.result is not None  # the old result stays until it runs again
+    rerun = svc.run_cell(first.id)
+    assert "hardware key" in rerun.result["answer"]["answer"]
+    assert [c.id for c in svc.open_notebook(book.id).cells] == [first.id, second.id]
+
+
+def test_cells_move_collapse_and_delete(svc) -> None:  # noqa: ANN001
+    book = svc.notebook()
+    a, b, c = (svc.add_cell(book.id, q) for q in ("alpha", "beta", "gamma"))
+    svc.move_cell(c.id, -1)
+    assert [x.question for x in svc.open_notebook(book.id).cells] == ["alpha", "gamma", "beta"]
+    svc.move_cell(a.id, -1)  # already first: stays
+    svc.move_cell(a.id, 5)  # past the end: last
+    assert [x.question for x in svc.open_notebook(book.id).cells] == ["gamma", "beta", "alpha"]
+    assert svc.edit_cell(b.id, collapsed=True).collapsed
+    svc.delete_cell(b.id)
+    assert [x.question for x in svc.open_notebook(book.id).cells] == ["gamma", "alpha"]
+    with pytest.raises(NotFoundError, match="no such cell"):
+        svc.run_cell(b.id)
+
+
+def test_bad_cell_settings_are_refused_with_a_sentence_and_change_nothing(svc) -> None:  # noqa: ANN001
+    book = svc.notebook(["rules"])
+    cell = svc.add_cell(book.id, "bcrypt", mode="search")
+    with pytest.raises(ZhixingError, match="question is empty"):
+        svc.add_cell(book.id, "   ")
+    with pytest.raises(ZhixingError, match="valid cell modes: search, answer, agentic"):
+        svc.edit_cell(cell.id, mode="chat")
+    with pytest.raises(ZhixingError, match="valid strategies"):
+        svc.add_cell(book.id, "x", strategies=["vector"])
+    with pytest.raises(ZhixingError, match="top_k must be between 1 and 50"):
+        svc.edit_cell(cell.id, top_k=0)
+    with pytest.raises(NotFoundError):
+        svc.notebook(["no-such-kb"])
+    assert [(c.question, c.mode, c.top_k) for c in svc.open_notebook(book.id).cells] == [
+        ("bcrypt", CellMode.SEARCH, 10)
+    ]
+
+
+def test_a_failed_run_keeps_its_sentence_and_the_earlier_result(svc) -> None:  # noqa: ANN001
+    book = svc.notebook(["finance"])
+    cell = svc.run_cell(svc.add_cell(book.id, "audit records kept").id)
+    assert cell.result is not None and not cell.error
+    svc.delete_kb("finance")
+    failed = svc.run_cell(cell.id)
+    assert "finance" in failed.error
+    assert failed.result == cell.result
+
+
+def test_a_notebook_exports_to_markdown_and_imports_back_with_its_answers(svc) -> None:  # noqa: ANN001
+    book = svc.notebook(["rules"])
+    asked = svc.run_cell(svc.add_cell(book.id, "How long is a level 2 password?").id)
+    svc.run_cell(svc.add_cell(book.id, "level 3", mode="search", top_k=3).id)
+    svc.add_cell(book.id, "## not run -- yet", mode="agentic")
+    text = svc.export_notebook(book.id)
+    assert "## How long is a level 2 password?" in text and "[1]" in text
+    assert "levels.md" in text  # the sources, readable in any Markdown viewer
+    other = svc.as_user(ALICE).notebook(["rules"])
+    imported = svc.as_user(ALICE).import_notebook(other.id, text)
+    assert [(c.question, c.mode, c.top_k) for c in imported.cells] == [
+        ("How long is a level 2 password?", CellMode.ANSWER, 10),
+        ("level 3", CellMode.SEARCH, 3),
+        ("## not run -- yet", CellMode.AGENTIC, 10),
+    ]
+    restored = imported.cells[0].result["answer"]
+    assert restored["answer"] == asked.result["answer"]["answer"]
+    fields = ("n", "chunk_id", "document", "page", "text")  # the chunk itself is not exported
+    assert restored["citations"] == [
+        {k: c[k] for k in fields} for c in asked.result["answer"]["citations"]
+    ]
+    assert imported.cells[2].result is None
+
+
+def test_a_hand_written_file_imports_and_a_file_without_cells_is_refused(svc) -> None:  # noqa: ANN001
+    book = svc.notebook(["rules"])
+    svc.add_cell(book.id, "kept")
+    drafts = parse_notebook(
+        "# My questions\n\n## bcrypt cost\n\nnotes\n\n```\n## code\n```\n## audit\n"
+    )
+    assert [d.question for d in drafts] == ["bcrypt cost", "audit"]
+    assert all(d.mode == CellMode.ANSWER and d.answer is None for d in drafts)
+    for bad in ("just some prose", "", "<!-- zhixing-cell {} -->"):
+        with pytest.raises(ZhixingError, match="no cells"):
+            svc.import_notebook(book.id, bad)
+    broken = '## q\n<!-- zhixing-cell {not json -->\n\n## r\n<!-- zhixing-cell {"mode": 3} -->\n'
+    assert [(d.question, d.mode) for d in parse_notebook(broken)] == [
+        ("q", CellMode.ANSWER),
+        ("r", CellMode.ANSWER),
+    ]
+    assert [c.question for c in svc.open_notebook(book.id).cells] == ["kept"]
