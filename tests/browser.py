@@ -94,6 +94,23 @@ def serve_app(home: Path, env: Mapping[str, str] = (), timeout_s: float = 90) ->
         log.close()
 
 
+def settle(page, timeout_ms: float = 120_000) -> None:  # noqa: ANN001
+    """Wait until Streamlit has finished running the script for what was just done.
+
+    The app root says where its run stands (`data-test-script-state`): a widget's rerun request
+    shows there at once, before the server answers, so waiting for `notRunning` (after a
+    moment for the event to reach it) does not pass while the page is still drawn from the
+    last run.
+    """
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        """() => { const app = document.querySelector('[data-testid="stApp"]');
+                   return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                     && !document.querySelector('[data-testid="stStatusWidget"]'); }""",
+        timeout=timeout_ms,
+    )
+
+
 def is_local(url: str) -> bool:
     parsed = urlparse(url)
     if parsed.scheme in ("data", "blob", "about", "chrome-error"):

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, is_local, require_chromium, serve_app
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    is_local,
+    require_chromium,
+    serve_app,
+    settle,
+)
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -109,15 +117,7 @@ def page(browser, requests_seen: list[str]):
 def _open(page, url: str, path: str = "") -> None:
     page.goto(f"{url}/{path}")
     page.get_by_test_id("stSidebar").wait_for()
-    _settle(page)
-
-
-def _settle(page) -> None:
-    """Wait until Streamlit has finished running the script (its status widget is gone)."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS
-    )
+    settle(page)
 
 
 def _shot(page, name: str) -> None:
@@ -132,7 +132,7 @@ def test_first_start_builds_the_sample_from_the_empty_state(page, app_url: str) 
     page.get_by_role("button", name=re.compile("建立示例知识库")).click()
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text(re.compile(r"sample · 3 篇文档")).wait_for(timeout=TIMEOUT_MS)
-    _settle(page)
+    settle(page)
 
 
 def test_the_app_loads_nothing_from_outside_localhost(requests_seen: list[str]) -> None:
@@ -157,10 +157,10 @@ def test_uploading_two_files_on_the_build_page_builds_a_knowledge_base(
         [str(tmp_path / name) for name in files]
     )
     page.get_by_text("tls.md").first.wait_for()
-    _settle(page)
+    settle(page)
     page.locator(".st-key-create-submit button").click()
     page.get_by_text(re.compile(r"新增 2 篇")).first.wait_for(timeout=TIMEOUT_MS)
-    _settle(page)
+    settle(page)
     page.get_by_test_id("stSidebar").get_by_text(re.compile(r"uploads · 2 篇文档")).wait_for()
     page.get_by_text(re.compile(r"构建任务")).first.scroll_into_view_if_needed()
     _shot(page, "build")
@@ -195,7 +195,7 @@ def test_the_graph_page_draws_the_network_and_shows_a_node(page, app_url: str) -
     search.press("Enter")
     # The search selects its entity: its details replace those of the first node.
     page.get_by_role("heading", name=target).first.wait_for()
-    _settle(page)
+    settle(page)
     page.get_by_text(re.compile(r"^类型:")).first.wait_for()
     page.get_by_text(re.compile(r"\.md\)? · 第 \d+ (页|行)")).first.wait_for()
     assert page.get_by_text(re.compile(r"「.*」的 1 跳邻域")).first.is_visible()
@@ -207,7 +207,7 @@ def _cell(page, question: str, mode: str = "回答") -> None:
     box = page.locator(".st-key-recall-query input")
     box.fill(question)
     box.press("Enter")
-    _settle(page)
+    settle(page)
 
 
 def _questions(page) -> list[str]:
@@ -216,13 +216,30 @@ def _questions(page) -> list[str]:
     return [text.split(". ", 1)[1] for text in heads.all_inner_texts()]
 
 
+def _tool(page, question: str, name: str):
+    """The `name` button (run, edit, up, down, fold, delete) of the cell asking `question`."""
+    head = page.locator("[class*='st-key-cellhead-']").filter(has_text=question).first
+    key = next(c for c in head.get_attribute("class").split() if c.startswith("st-key-"))
+    tool = "." + key.replace("cellhead", f"cell-{name}")
+    # While a run ends Streamlit may still show the last run's copy of the cell: wait it out.
+    page.wait_for_function(f"() => document.querySelectorAll('{tool}').length === 1")
+    # A button with help text is drawn twice (one hidden, for its tooltip): the visible one.
+    return page.locator(f"{tool} button:visible")
+
+
 def _watch(page, *texts: str) -> None:
-    """Record, in the page, the order in which each text first appears (a MutationObserver)."""
+    """Record, in the page, the order in which each text first appears in a cell added after
+    this call (a MutationObserver; cells already there may hold the same texts)."""
     page.evaluate(
-        """(texts) => { window.zxSeen = []; const seen = new Set();
-           new MutationObserver(() => { for (const t of texts) {
-             if (!seen.has(t) && document.body.innerText.includes(t)) {
-               seen.add(t); window.zxSeen.push(t); } } })
+        """(texts) => {
+           const cells = () => [...document.querySelectorAll('[class*="st-key-cell-"]')]
+             .filter(e => [...e.classList].some(c => /^st-key-cell-[0-9a-f]{32}$/.test(c)));
+           const before = cells().length;
+           window.zxSeen = []; const seen = new Set();
+           new MutationObserver(() => {
+             const added = cells().slice(before).map(e => e.innerText).join('\\n');
+             for (const t of texts) {
+               if (!seen.has(t) && added.includes(t)) { seen.add(t); window.zxSeen.push(t); } } })
            .observe(document.body, {childList: true, subtree: true, characterData: true}); }""",
         list(texts),
     )
@@ -241,17 +258,18 @@ def test_the_recall_notebook_keeps_edits_re_runs_deletes_and_exports_cells(
     page.get_by_text(re.compile(r"basic #\d")).first.wait_for()
     assert page.locator(".st-key-recall-query input").input_value() == ""  # ready for the next
     assert _questions(page) == ["密码存储", "会话超时应该设置多久？", "如何防止会话固定攻击？"]
-    page.get_by_text(re.compile("15 分钟")).first.wait_for()  # the whole sentence, not a fragment
+    # The answer is the whole sentence, not a fragment (innerText: only what is shown).
+    page.wait_for_function("() => document.body.innerText.includes('15 分钟')")
     # Edit the first cell and re-run it in place.
-    page.locator("[class*='st-key-cell-edit-'] button").first.click()
-    _settle(page)
+    _tool(page, "密码存储", "edit").click()
+    settle(page)
     form = page.locator("[class*='st-key-cell-form-'] input[type=text]").first
     form.fill("密码如何存储？")
     form.press("Enter")
-    _settle(page)
+    settle(page)
     assert _questions(page)[0] == "密码如何存储？"
-    page.locator("[class*='st-key-cell-delete-'] button").nth(2).click()
-    _settle(page)
+    _tool(page, "如何防止会话固定攻击？", "delete").click()
+    settle(page)
     _open(page, app_url, "recall")  # a reload
     assert _questions(page) == ["密码如何存储？", "会话超时应该设置多久？"]
     _shot(page, "recall")
@@ -261,12 +279,12 @@ def test_the_recall_notebook_keeps_edits_re_runs_deletes_and_exports_cells(
     download.value.save_as(exported)
     text = exported.read_text(encoding="utf-8")
     assert "## 密码如何存储？" in text and "## 会话超时应该设置多久？" in text
-    page.get_by_text("导入 Import").first.click()
+    page.get_by_text("导入", exact=True).first.click()
     page.locator(".st-key-nb-import-file input[type=file]").set_input_files(str(exported))
     page.get_by_text("notebook.md").first.wait_for()
-    _settle(page)
+    settle(page)
     page.locator(".st-key-nb-import button").click()
-    _settle(page)
+    settle(page)
     page.get_by_text(re.compile("已导入 2 个单元")).first.wait_for()
     assert _questions(page) == ["密码如何存储？", "会话超时应该设置多久？"] * 2
 
@@ -293,9 +311,9 @@ def test_the_agent_page_runs_the_showcase_audit_task(page, app_url: str) -> None
         has_text=re.compile(r"ProductRepository\.java:37")
     )
     report.last.wait_for(timeout=TIMEOUT_MS)
-    _settle(page)
+    settle(page)
     assert page.get_by_text(re.compile("计划已根据知识库修订")).first.is_visible()
-    page.get_by_role("heading", name=re.compile("Findings")).first.scroll_into_view_if_needed()
+    page.get_by_role("heading", name=re.compile("^发现")).first.scroll_into_view_if_needed()
     _shot(page, "task")
 
 
@@ -350,7 +368,7 @@ def test_an_agentic_cell_with_a_model_renders_round_one_before_the_answer(
         page.wait_for_timeout(100)
     assert seen_round is not None and seen_answer is not None, (seen_round, seen_answer)
     assert seen_round < seen_answer  # the round rendered while the loop was still running
-    _settle(page)
+    settle(page)
     page.get_by_text(re.compile(r"第 2 轮")).first.wait_for()
     citation = page.get_by_test_id("stExpander").filter(has_text=re.compile(r"\[1\] .+\.md"))
     citation.first.locator("summary").click()
@@ -499,7 +517,7 @@ def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> 
     search = page.locator(".st-key-graph-search input")
     search.fill(XSS_IMG)
     search.press("Enter")
-    _settle(page)
+    settle(page)
     page.get_by_role("heading", name=XSS_IMG).first.wait_for()
     page.get_by_text(re.compile(re.escape(f"描述 {XSS_SCRIPT}"))).first.wait_for()
     chunk = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE).first
@@ -521,8 +539,8 @@ def test_hostile_text_renders_as_text_in_agentic_cells_rounds_and_citations(
     _open(page, url, "recall")
     _cell(page, f"跨站脚本 XSS 载荷 {XSS_IMG} 是什么？", "多轮 Agentic")
     page.get_by_text(re.compile(r"第 1 轮")).first.wait_for()
-    _settle(page)
-    question = page.locator("[class*='st-key-cell-']").last
+    settle(page)
+    question = page.locator("[class*='st-key-cellhead-']").last
     assert XSS_IMG in question.inner_text()  # the asked question, shown as typed
     citation = page.get_by_test_id("stExpander").filter(has_text=XSS_FILE)
     citation.first.wait_for()
@@ -555,7 +573,7 @@ def _sign_in(page, url: str, name: str, password: str) -> None:
     page.get_by_label("用户名", exact=True).fill(name)
     page.get_by_label("密码", exact=True).fill(password)
     page.get_by_role("button", name="登录", exact=True).click()
-    _settle(page)
+    settle(page)
 
 
 def test_a_shared_server_asks_everyone_to_sign_in_and_gives_each_role_its_pages(

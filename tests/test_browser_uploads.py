@@ -19,7 +19,7 @@ import pytest
 
 from core.config import Settings
 from core.service import KnowledgeService
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app, settle
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 TIMEOUT_MS = 120_000
@@ -52,7 +52,8 @@ def page(served):  # noqa: ANN001
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        # The UI follows the browser's language: these tests read its Chinese labels.
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         yield page
@@ -75,13 +76,6 @@ def _rename_uploads(page, sent: str, hostile: str) -> list[str]:  # noqa: ANN001
     return seen
 
 
-def _settle(page) -> None:  # noqa: ANN001
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS
-    )
-
-
 def _everything_under(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
 
@@ -96,18 +90,18 @@ def test_a_workspace_upload_with_a_hostile_name_stays_in_the_home_and_is_removed
     hostile = hostile.format(root=root.as_posix().lstrip("/") if hostile[0] == "." else root)
     seen = _rename_uploads(page, "project.zip", hostile)
     page.goto(f"{url}/agent")
-    _settle(page)
+    settle(page)
     page.locator(".st-key-agent-archive input[type=file]").set_input_files(
         {"name": "project.zip", "mimeType": "application/zip", "buffer": _archive()}
     )
-    _settle(page)
+    settle(page)
     reports = page.get_by_role("heading", name=re.compile(r"^报告"))  # not the report's own title
     before = reports.count()  # the conversation so far may hold an earlier task's report
     box = page.locator(".st-key-agent-input textarea")
     box.fill("@rules Audit this project for SQL injection")
     box.press("Enter")
     reports.nth(before).wait_for(timeout=TIMEOUT_MS)
-    _settle(page)
+    settle(page)
     assert seen == [hostile]  # the hostile name did reach the server
     assert "Login.java" in page.content()  # the archive was unpacked and read
     assert not (root / "escaped.zip").exists() and not (root / "absolute.zip").exists()
@@ -129,7 +123,7 @@ def test_a_document_upload_with_a_traversal_name_is_built_under_a_clean_name(
     hostile = "../../../../" + root.as_posix().lstrip("/") + "/planted.md"
     seen = _rename_uploads(page, "notes.md", hostile)
     page.goto(url)
-    _settle(page)
+    settle(page)
     page.locator(".st-key-create-name-0 input").fill("notes")
     page.locator(".st-key-create-files-0 input[type=file]").set_input_files(
         {
@@ -138,7 +132,7 @@ def test_a_document_upload_with_a_traversal_name_is_built_under_a_clean_name(
             "buffer": b"# Notes\n\nTLS 1.2 or later.\n",
         }
     )
-    _settle(page)
+    settle(page)
     page.get_by_role("button", name=re.compile("创建")).first.click()
     page.get_by_text(re.compile(r"新增 1 篇")).first.wait_for(timeout=TIMEOUT_MS)
     assert seen == [hostile]

@@ -165,6 +165,21 @@ def test_inline_tags_comments_and_entities_in_markdown_prose_become_text(tmp_pat
     )
 
 
+def test_an_inline_payload_in_prose_stays_text_and_formatting_around_it_goes(
+    tmp_path: Path,
+) -> None:
+    text = text_of(
+        tmp_path,
+        "payloads.md",
+        "# 跨站脚本\n\n<b>示例</b>载荷 <img src=x onerror=alert(1)> 与 "
+        '<a href="javascript:alert(2)">链接</a>，以及 <a href="https://example.org">说明</a>。\n',
+    )
+    assert text == (
+        "# 跨站脚本\n\n示例载荷 <img src=x onerror=alert(1)> 与 "
+        '<a href="javascript:alert(2)">链接，以及 说明。\n'
+    )  # the payload is the opening tag; a closing tag carries nothing
+
+
 def test_code_keeps_its_markup_fenced_indented_or_inline(tmp_path: Path) -> None:
     source = (
         "# Examples\n\n"

@@ -60,6 +60,9 @@ _BLOCK_START = re.compile(r"^ {0,3}<(?:(!--)|(!doctype\b)|/?([a-z][a-z0-9]*)(?=[
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
 _INLINE_TAG = re.compile(rf"</?(?:{'|'.join(sorted(_INLINE_TAGS))})(?:\s[^<>]*)?/?>", re.I)
+# A tag with an event handler or a `javascript:` URL is what the document is about (an XSS
+# payload in a security standard), not formatting: it stays as text.
+_ACTIVE = re.compile(r"\son[a-z]+\s*=|javascript:", re.I)
 _BR = re.compile(r"<br\s*/?>", re.I)
 _COMMENT = re.compile(r"<!--.*?-->")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
@@ -173,7 +176,7 @@ def _inline(line: str) -> str:
 def _untag(text: str, separator: str) -> str:
     text = _COMMENT.sub("", text)
     text = _BR.sub(separator, text)
-    text = _INLINE_TAG.sub("", text)
+    text = _INLINE_TAG.sub(lambda tag: tag.group() if _ACTIVE.search(tag.group()) else "", text)
     return _ENTITY.sub(lambda found: html.unescape(found.group()), text)
 
 
