@@ -15,8 +15,11 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from app.rounds import RoundsView
 from app.strings import agent as T
 from app.widgets import inert
+from core.service import KnowledgeService
 from core.trace import (
+    AnalysisEvent,
     AskEvent,
+    BudgetEvent,
     FindingEvent,
     ReplanEvent,
     ResearchEvent,
@@ -59,6 +62,18 @@ class TaskView:
                     ),
                     state="complete",
                     expanded=False,
+                )
+            case "budget":
+                b = cast(BudgetEvent, event)
+                self._parent.caption(
+                    T.BUDGET.format(calls=b["calls"], confirmations=b["parts"]["confirmations"])
+                )
+            case "analysis" if cast(AnalysisEvent, event)["done"]:
+                a = cast(AnalysisEvent, event)
+                self._research.caption(
+                    T.ANALYSIS.format(
+                        files=a["files"], seconds=a["seconds"], findings=a["findings"]
+                    )
                 )
             case "plan":
                 self._plan_before = list(cast(TaskPlanEvent, event)["plan"])
@@ -152,15 +167,29 @@ def render_result(result: Mapping[str, Any], key: str) -> None:
         st.warning(inert(warning))
     st.caption(T.TASK_FINDINGS.format(n=len(result.get("findings", []))))
     st.markdown(inert(result["report"]))
-    left, right = st.columns(2)
-    left.download_button(
-        T.DOWNLOAD, result["report"], file_name="zhixing-report.md", mime="text/markdown",
-        key=f"{key}-md",
-    )  # fmt: skip
-    right.download_button(
-        T.DOWNLOAD_JSON,
-        json.dumps(result, ensure_ascii=False, indent=2),
-        file_name="zhixing-report.json",
-        mime="application/json",
-        key=f"{key}-json",
+    findings = result.get("findings", [])
+    downloads = (  # label, data, file name, MIME type
+        (T.DOWNLOAD, result["report"], "zhixing-report.md", "text/markdown"),
+        (
+            T.DOWNLOAD_JSON,
+            json.dumps(result, ensure_ascii=False, indent=2),
+            "zhixing-report.json",
+            "application/json",
+        ),
+        (
+            T.DOWNLOAD_SARIF,
+            KnowledgeService.findings_text(findings, "sarif"),
+            "zhixing-findings.sarif",
+            "application/sarif+json",
+        ),
+        (
+            T.DOWNLOAD_CSV,
+            KnowledgeService.findings_text(findings, "csv"),
+            "zhixing-findings.csv",
+            "text/csv",
+        ),
     )
+    for column, (label, data, name, mime) in zip(
+        st.columns(len(downloads)), downloads, strict=True
+    ):
+        column.download_button(label, data, file_name=name, mime=mime, key=f"{key}-{name}")

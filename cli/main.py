@@ -19,8 +19,10 @@ from core.logs import close_debug_log, debug_log
 from core.models import Hit
 from core.search import STRATEGIES, parse_strategies
 from core.trace import (
+    AnalysisEvent,
     AnswerEvent,
     AskEvent,
+    BudgetEvent,
     EvaluateEvent,
     EventSink,
     FindingEvent,
@@ -116,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--workspace", type=Path, help="a project folder, or a .zip / .tar.gz of one (read-only)"
     )
     run.add_argument("--json", action="store_true")
+    run.add_argument(
+        "--findings",
+        type=Path,
+        metavar="FILE",
+        help="also write the findings as SARIF 2.1.0 (FILE.sarif) or CSV (FILE.csv)",
+    )
 
     graph = sub.add_parser("graph", help="entity graph statistics, or an entity's neighbourhood")
     graph.add_argument("name")
@@ -588,6 +596,20 @@ def _task_line(event: TraceEvent) -> str:
         where = "research" if search["phase"] == "research" else f"subtask {search.get('subtask')}"
         return f"  [{where}] {_trace_line(search)}"
     match event["node"]:
+        case "budget":
+            b = cast(BudgetEvent, event)
+            parts = ", ".join(f"{k} {v}" for k, v in b["parts"].items())
+            return f"model budget: at most {b['calls']} call(s) ({parts}) besides the research"
+        case "analysis" if not cast(AnalysisEvent, event)["done"]:
+            a = cast(AnalysisEvent, event)
+            return f"analysis: {a['files']} of {a['total']} Java files parsed"
+        case "analysis":
+            a = cast(AnalysisEvent, event)
+            return (
+                f"analysis: {a['files']} Java file(s) in {a['seconds']:.1f} s,"
+                f" {a['findings']} data-flow finding(s)"
+                + (f", {a['parse_errors']} with syntax errors" if a["parse_errors"] else "")
+            )
         case "research" if "probe" in event:
             p = cast(ResearchProbeEvent, event)
             return f"research: {p['topic']} -> {p['sections'] or 'nothing'}"
@@ -626,14 +648,37 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     task, names = _scope(args, args.task)
     if not task or not task.strip():
         raise ZhixingError("The task is empty.")
+    findings_to = _findings_path(args.findings)
 
     with _service(settings) as svc:
         result = svc.run_task(task, names, workspace=args.workspace, on_event=_live(_task_line))
+    if findings_to is not None:
+        from core import __version__
+        from core.task.export import write_findings
+
+        findings = [f.to_json() for f in result.findings]
+        write_findings(findings, findings_to, __version__)
+        print(f"Wrote {len(findings)} finding(s) to {findings_to}.", file=sys.stderr)
     if args.json:
         _emit_json(result.to_json())
     else:
         sys.stdout.write(result.report)
     return 0
+
+
+def _findings_path(path: Path | None) -> Path | None:
+    """Check --findings before the run, so a long audit is not lost to a bad name."""
+    if path is None:
+        return None
+    if not path.name.lower().endswith((".sarif", ".sarif.json", ".csv")):
+        raise ZhixingError(
+            f"{path.name}: --findings writes .sarif or .csv files; name the file so."
+        )
+    if not path.parent.is_dir():
+        raise ZhixingError(
+            f"{path.parent} is not a folder; --findings cannot write {path.name} there."
+        )
+    return path
 
 
 # --- backup --------------------------------------------------------------------------------

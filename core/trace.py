@@ -18,9 +18,11 @@ from collections.abc import Callable
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
+    "AnalysisEvent",
     "AnswerEvent",
     "AskEvent",
     "AskSink",
+    "BudgetEvent",
     "EvaluateEvent",
     "EventSink",
     "FindingEvent",
@@ -129,6 +131,22 @@ class ResearchEvent(TypedDict):
     answer: str
 
 
+class BudgetEvent(TypedDict):
+    node: Literal["budget"]  # before the run, with a model: the most calls it may make
+    calls: int
+    parts: dict[str, int]  # plan, subtasks, confirmations
+
+
+class AnalysisEvent(TypedDict):
+    node: Literal["analysis"]  # the data-flow analysis of the workspace's code (core.audit)
+    done: bool  # False: progress while files are parsed (files of total so far)
+    files: int
+    total: int
+    findings: int
+    seconds: float
+    parse_errors: int
+
+
 class TaskPlanEvent(TypedDict):
     node: Literal["plan"]  # no `phase`: the task's plan, not a search's
     plan: list[str]
@@ -187,7 +205,9 @@ class ReportEvent(TypedDict):
 
 
 TaskEvent = (
-    ResearchProbeEvent
+    BudgetEvent
+    | AnalysisEvent
+    | ResearchProbeEvent
     | ResearchEvent
     | TaskPlanEvent
     | ReplanEvent

@@ -308,7 +308,7 @@ def test_the_agent_page_runs_the_showcase_audit_task(page, app_url: str) -> None
     # The report is the last Markdown that cites the planted SQL line (the subtasks' own
     # blocks cite it too, collapsed once they are done).
     report = page.get_by_test_id("stMarkdownContainer").filter(
-        has_text=re.compile(r"ProductRepository\.java:37")
+        has_text=re.compile(r"ProductRepository\.java:52")
     )
     report.last.wait_for(timeout=TIMEOUT_MS)
     settle(page)

@@ -28,7 +28,14 @@ TIMEOUT_MS = 120_000
 def _archive() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("src/Login.java", 'String sql = "SELECT * FROM u WHERE n=" + name;\n')
+        archive.writestr(
+            "src/Login.java",
+            "class Login {\n"
+            "    java.sql.ResultSet find(java.sql.Statement st, String name) throws Exception {\n"
+            '        return st.executeQuery("SELECT * FROM u WHERE n=\'" + name + "\'");\n'
+            "    }\n"
+            "}\n",
+        )
     return buffer.getvalue()
 
 

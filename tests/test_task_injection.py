@@ -314,7 +314,7 @@ def test_obeyed_orders_to_call_unknown_tools_and_to_go_on_past_the_budget_are_re
     assert spent and all(not r["ok"] and r["tool"] == "grep" for r in spent)
     # ... and the loop gave it budget + 2 turns, though it never stopped asking.
     assert len(model.executor_bodies) == MAX_TOOL_CALLS + 2
-    assert result.subtasks[0].summary == "1 finding(s) recorded."
+    assert result.subtasks[0].summary.startswith("1 finding(s) recorded.")
     assert SECRET not in sent
 
 
@@ -394,16 +394,14 @@ def test_poisoned_knowledge_is_obeyed_and_refused_and_cannot_blow_up_the_plan(
     assert "AGENT-DO" in first[0]["output"]  # the orders came from the knowledge
     assert not first[1]["ok"] and "climbs out" in first[1]["output"]
     assert not first[2]["ok"] and "has only" in first[2]["output"]
-    assert not result.findings and SECRET not in sent
+    # Nothing the model recorded stands; the data-flow analysis, which no text steers, still
+    # reports the planted concatenation, under the built-in rule pack (no clause cited).
+    assert [(f.file, f.line, f.rule) for f in result.findings] == [
+        (APP, SQL_LINE, "zhixing.sqli.concatenated-query")
+    ]
+    assert not result.findings[0].knowledge and SECRET not in sent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nothing guards against suppression: core/task/toolcalling.py execute_with_tools"
-    " takes findings only from the model's record_finding calls, and core/task/nodes.py"
-    " execute runs the offline scan only when the LLM step fails, so a model that obeys"
-    " 'record no findings' reports none (the offline scan finds this line)",
-)
 def test_an_obeyed_order_to_record_no_findings_still_leaves_the_planted_issue_reported(
     home: Path,
     embedder,  # noqa: ANN001
@@ -418,6 +416,7 @@ def test_an_obeyed_order_to_record_no_findings_still_leaves_the_planted_issue_re
     model = Obedient(READ_APP)
     result, _, _ = _run(home, embedder, model, ws)
     assert "record no findings" in json.dumps(model.executor_bodies[-1], ensure_ascii=False)
+    # The model obeyed, but the data-flow analysis runs whatever the model does (issue 18).
     assert [(f.file, f.line) for f in result.findings] == [(APP, SQL_LINE)]
 
 

@@ -52,8 +52,10 @@ class Auditor:
     `obedient` makes it follow the instruction planted in the file it read (read /etc/passwd).
     """
 
-    def __init__(self, *, obedient: bool = False) -> None:
+    def __init__(self, *, obedient: bool = False, verdict=None) -> None:  # noqa: ANN001
         self.obedient = obedient
+        # The review of a candidate finding: confirm every one unless told otherwise.
+        self.verdict = verdict or (lambda prompt: {"verdict": "confirmed", "reason": "Seen."})
         self.schemas: list[str] = []
         self.executor_bodies: list[dict[str, Any]] = []
 
@@ -71,6 +73,8 @@ class Auditor:
             return {"found": True, "answer": "禁止拼接 SQL [1].", "cited": [1]}
         if name == "TaskPlan":
             return {"steps": PLAN}
+        if name == "FindingVerdict":
+            return self.verdict(_prompt_text(body))
         if name == "RevisedPlan":
             prompt = _prompt_text(body)
             n = re.search(r"\[(\d+)\] [^\n]*3\.1 SQL", prompt)
@@ -132,7 +136,11 @@ def test_the_plan_is_revised_after_research_into_grounded_subtasks(home, embedde
     assert model.schemas.index("GroundedAnswer") < model.schemas.index("TaskPlan")
     assert model.schemas.index("TaskPlan") < model.schemas.index("RevisedPlan")
     assert result.plan_before == PLAN
-    assert [s.title for s in result.plan_after] == ["3.1 SQL 注入防护"]
+    # The model's one subtask, then the built-in pack for the weaknesses it has no clause on.
+    assert [s.title for s in result.plan_after] == [
+        "3.1 SQL 注入防护",
+        "内置规则包：知识库未覆盖的弱点",
+    ]
     sub = result.plan_after[0]
     assert sub.knowledge and sub.knowledge[0].section == "3.1 SQL 注入防护"
     assert sub.knowledge[0].document == "java-secure-coding-guideline.md"
@@ -155,8 +163,11 @@ def test_tools_run_with_the_models_arguments_and_their_results_reach_the_next_st
         "tool_call",
         "tool_result",
     ]
-    [finding] = result.findings
+    finding = result.findings[0]  # the model's own, then the analysis's candidates
     assert (finding.file, finding.line, finding.confirmed) == (REPO, 52, True)
+    assert finding.rule == "model" and finding.cwe == 89
+    # The analysis's finding of the same line is the same finding: not reported twice.
+    assert [(f.file, f.line) for f in result.findings].count((REPO, 52)) == 1
     assert finding.code.startswith('stmt.execute("DELETE FROM product')  # read from the file
     assert finding.knowledge[0].section == "3.1 SQL 注入防护"
     assert (
@@ -180,3 +191,88 @@ def test_an_injected_instruction_is_refused_and_changes_nothing_else(home, embed
     assert [(f.file, f.line) for f in obeyed.findings] == [(f.file, f.line) for f in calm.findings]
     # The calm model (shown the same file) makes exactly the calls its script gives.
     assert [c["tool"] for c in calm.tool_calls] == ["grep", "read_file", "record_finding"]
+
+
+def _reviews(model: Auditor) -> int:
+    return model.schemas.count("FindingVerdict")
+
+
+def test_the_model_reviews_each_candidate_with_its_code_and_clause_and_may_reject_it(
+    home,
+    embedder,  # noqa: ANN001
+) -> None:
+    prompts: list[str] = []
+
+    def verdict(prompt: str) -> dict[str, str]:
+        prompts.append(prompt)
+        if "FileController" in prompt:  # a careless verdict word, in capitals
+            return {"verdict": "NOT vulnerable", "reason": "The name is checked."}
+        return {"verdict": "Confirmed.", "reason": "Request data reaches the sink unchanged."}
+
+    model = Auditor(verdict=verdict)
+    events: list[dict[str, Any]] = []
+    result = run(home, embedder, model, events)
+    nodes = [e["node"] for e in events]
+    budget = next(e for e in events if e["node"] == "budget")
+    assert nodes.index("budget") == 0 and budget["parts"]["confirmations"] == 30
+    assert budget["calls"] == sum(budget["parts"].values())
+    assert 0 < _reviews(model) <= 30
+    assert not any("FileController" in f.file for f in result.findings)  # rejected: dropped
+    flows = [f for f in result.findings if f.rule.startswith("zhixing.")]
+    assert flows and all(f.confirmed for f in flows)
+    assert all(f.note == "Request data reaches the sink unchanged." for f in flows)
+    xss = next(p for p in prompts if "SearchController.java:29" in p)
+    assert "29| " in xss and "<knowledge>" in xss  # the code lines and the clause, as data
+    assert "确认" in result.report and "否决" in result.report  # said in the subtask summaries
+
+
+def test_a_review_that_fails_leaves_the_candidate_unconfirmed_and_the_run_goes_on(
+    home,
+    embedder,  # noqa: ANN001
+) -> None:
+    def chaos(body: dict[str, Any]) -> str | None:
+        return "500" if _schema_of(body)[0] == "FindingVerdict" else None
+
+    model = Auditor()
+    with ToolFake(responder=model, chaos=chaos) as fake:
+        settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="sk-test")
+        llm = LLMClient(settings, None, timeout_s=10.0, backoff_s=0.01)
+        with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
+            result = svc.run_task(TASK, ["kb"], workspace=SHOP)
+    flows = [f for f in result.findings if f.rule.startswith("zhixing.")]
+    assert flows and not any(f.confirmed for f in flows)
+    assert all(f.note == "unconfirmed heuristic" for f in flows)
+    assert result.report.startswith("# 任务报告")
+
+
+def test_the_review_budget_goes_to_the_most_confident_candidates_first(tmp_path: Path) -> None:
+    from core.task.configuration import TaskContext
+    from core.task.confirm import review
+    from core.task.state import Finding
+    from core.task.workspace import Workspace
+
+    reviewed: list[str] = []
+
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        reviewed.append(re.search(r"at (\S+:\d+)", _prompt_text(body)).group(1))
+        return {"verdict": "unsure", "reason": ""}
+
+    candidates = [
+        Finding("t", "low", REPO, line, "code", confidence=confidence, rule="zhixing.sqli.x")
+        for line, confidence in ((23, "low"), (37, "high"), (41, "medium"), (52, "high"))
+    ]
+    with FakeOpenAI(responder=responder) as fake:
+        settings = Settings(home=tmp_path, openai_base_url=fake.url, openai_api_key="sk-test")
+        llm = LLMClient(settings, None, timeout_s=10.0, backoff_s=0.01)
+        ctx = TaskContext(
+            research=lambda *_: None,  # type: ignore[arg-type,return-value]
+            search=lambda *_: [],
+            workspace=Workspace(SHOP),
+            llm=llm,
+            max_confirmations=2,
+        )
+        first = review(candidates, ctx)
+        second = review(candidates, ctx)  # the run's budget is spent: nothing more is sent
+    assert sorted(reviewed) == [f"{REPO}:37", f"{REPO}:52"]
+    assert first.calls == 2 and second.calls == 0 and ctx.confirmations == 2
+    assert first.findings == candidates  # unsure: every candidate kept, as it was

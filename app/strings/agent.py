@@ -40,6 +40,10 @@ class ZH:
     REPORT = "报告"
     DOWNLOAD = "下载报告（Markdown）"
     DOWNLOAD_JSON = "下载 JSON"
+    DOWNLOAD_SARIF = "下载发现（SARIF）"
+    DOWNLOAD_CSV = "下载发现（CSV）"
+    BUDGET = "模型调用预算：最多 {calls} 次（其中复核候选发现 {confirmations} 次），知识调研另计。"
+    ANALYSIS = "数据流分析：{files} 个 Java 文件，{seconds} 秒，{findings} 个候选发现"
     TASK_FINDINGS = "{n} 个发现"
 
     # Conversations
@@ -89,6 +93,13 @@ class EN(ZH):
     REPORT = "Report"
     DOWNLOAD = "Download the report (Markdown)"
     DOWNLOAD_JSON = "Download JSON"
+    DOWNLOAD_SARIF = "Findings (SARIF)"
+    DOWNLOAD_CSV = "Findings (CSV)"
+    BUDGET = (
+        "Model budget: at most {calls} call(s) ({confirmations} to review candidate findings),"
+        " besides the research."
+    )
+    ANALYSIS = "Data-flow analysis: {files} Java file(s) in {seconds} s, {findings} candidate(s)"
     TASK_FINDINGS = "{n} findings"
 
     CONVERSATION_LABEL = "Conversation"

@@ -53,37 +53,34 @@ class Topic:
     probe: str  # the search query that looks up the topic's clause in the knowledge
     severity: str
     rules: tuple[Rule, ...]
+    # The weaknesses (CWE ids) of the topic: the data-flow analysis's findings of these ids
+    # belong to the topic's clause, and a clause that cites one of them names the topic.
+    cwes: tuple[int, ...] = ()
 
 
-_REQUEST_INPUT = (
-    r"@RequestParam|@PathVariable|@RequestBody|@CookieValue|getParameter\(|MultipartFile"
-)
-_ESCAPED = r"(?i)escape|encode|sanitiz|forHtml"
 _MASKED = r"(?i)mask|redact|desensiti|\*\*\*"
+# Whatever comes before a match, with string literals taken whole: the match cannot start
+# inside a literal.
+_OUTSIDE_LITERALS = r'(?:"(?:[^"\\\n]|\\.)*"|[^"\n])*?'
+
+# A constant that holds the *name* of an environment variable or setting is not a secret:
+# named so (`..._ENV = `), or its value is such a name (capitals joined by underscores).
+# "PRODKEY2024" is a value, not a name.
+_NAMES_A_SETTING = (
+    r"_(ENV|NAME|PARAM|HEADER|VAR|FIELD|PROPERTY)\s*=|=\s*\"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+\""
+)
 
 TOPICS: tuple[Topic, ...] = (
+    # Java request input reaching SQL, HTML output, file paths, OS commands, LDAP and XPath
+    # is the data-flow analysis's (core.audit): no line pattern here for those.
     Topic(
         "sql",
         "SQL injection",
         ("sql",),
         "SQL 注入 拼接 Statement executeQuery PreparedStatement",
         "high",
-        (
-            Rule(
-                r"\.(executeQuery|executeUpdate|executeLargeUpdate|execute|addBatch)\s*\(.*(\"\s*\+|\+\s*\")",
-                "SQL built by string concatenation is executed",
-                unless_line=r"prepareStatement",
-            ),
-            Rule(
-                r"(?i)\"\s*(select|insert|update|delete)\b[^\"]*\"\s*\+",
-                "SQL statement built by string concatenation",
-                unless_line=r"prepareStatement",
-            ),
-            Rule(
-                r"(?i)\"\s*(select|insert|update|delete)\b[^\"]*\"\.formatted\(|String\.format\(\s*\"\s*(select|insert|update|delete)\b",
-                "SQL statement built with String.format",
-            ),
-        ),
+        (),
+        (89,),
     ),
     Topic(
         "xss",
@@ -91,15 +88,8 @@ TOPICS: tuple[Topic, ...] = (
         ("xss", "跨站脚本", "cross-site scripting"),
         "跨站脚本 XSS 输出编码 htmlEscape getWriter",
         "high",
-        (
-            Rule(
-                r"\"[^\"]*</?[a-zA-Z][^\"]*\"\s*\+\s*[A-Za-z_]",
-                "Request input concatenated into HTML without encoding",
-                unless_line=_ESCAPED,
-                requires_file=_REQUEST_INPUT,
-            ),
-            Rule(r"th:utext", "Thymeleaf th:utext renders unescaped HTML", glob="**/*.html"),
-        ),
+        (Rule(r"th:utext", "Thymeleaf th:utext renders unescaped HTML", glob="**/*.html"),),
+        (79, 80),
     ),
     Topic(
         "deserialization",
@@ -116,6 +106,7 @@ TOPICS: tuple[Topic, ...] = (
             Rule(r"new\s+XMLDecoder\s*\(", "XMLDecoder deserialization"),
             Rule(r"enableDefaultTyping\s*\(|activateDefaultTyping\s*\(", "Jackson default typing"),
         ),
+        (502,),
     ),
     Topic(
         "logging",
@@ -124,17 +115,24 @@ TOPICS: tuple[Topic, ...] = (
         "日志 敏感信息 口令 password 脱敏",
         "medium",
         (
+            # The secret must be a value outside the message's string literals: a message that
+            # says "password reset requested" logs no password.
             Rule(
-                r"(?i)\b(log|logger)\.(trace|debug|info|warn|error)\s*\(.*(password|passwd|secret|token|口令|密码)",
+                r"(?i)\b(log|logger)\.(trace|debug|info|warn|error)\s*\("
+                + _OUTSIDE_LITERALS
+                + r"\b\w*(password|passwd|secret|token|口令|密码)",
                 "Password or secret written to the log in clear text",
                 unless_line=_MASKED,
             ),
             Rule(
-                r"(?i)System\.(out|err)\.print(ln)?\s*\(.*(password|passwd|secret|token)",
+                r"(?i)System\.(out|err)\.print(ln)?\s*\("
+                + _OUTSIDE_LITERALS
+                + r"\b\w*(password|passwd|secret|token)",
                 "Password or secret printed to the console",
                 unless_line=_MASKED,
             ),
         ),
+        (532,),
     ),
     Topic(
         "secrets",
@@ -146,12 +144,12 @@ TOPICS: tuple[Topic, ...] = (
             Rule(
                 r"\b[A-Z0-9_]*(SECRET|KEY|PASSWORD|PASSWD|TOKEN)[A-Z0-9_]*\s*=\s*\"[^\"]+\"",
                 "Hard-coded secret in source code",
-                # A constant holding the *name* of an environment variable is not a secret.
-                unless_line=r"_(ENV|NAME|PARAM|HEADER|VAR|FIELD)\s*=|=\s*\"[A-Z][A-Z0-9_]*\"",
+                unless_line=_NAMES_A_SETTING,
             ),
             Rule(
                 r"(?i)\b(String|var|char\[\])\s+\w*(password|passwd|secret|apikey|api_key|token)\w*\s*=\s*\"[^\"]+\"",
                 "Hard-coded password or secret in source code",
+                unless_line=_NAMES_A_SETTING,
             ),
             Rule(r"new\s+SecretKeySpec\s*\(\s*\"", "Literal key passed to SecretKeySpec"),
             Rule(
@@ -160,6 +158,7 @@ TOPICS: tuple[Topic, ...] = (
                 glob="**/*.properties",
             ),
         ),
+        (798, 259, 321),
     ),
     Topic(
         "path",
@@ -167,15 +166,8 @@ TOPICS: tuple[Topic, ...] = (
         ("路径遍历", "路径穿越", "目录遍历", "path traversal", "directory traversal"),
         "路径遍历 new File 文件名 normalize startsWith",
         "high",
-        (
-            Rule(
-                r"new\s+File\s*\(\s*[\w.()]+\s*,\s*\w+\s*\)|Paths\.get\s*\([^)]*,\s*\w+\s*\)"
-                r"|new\s+File(InputStream|OutputStream)?\s*\([^)]*\+\s*\w+",
-                "File path built from request input without a normalization check",
-                unless_near=r"normalize\s*\(|getCanonicalPath|startsWith\s*\(",
-                requires_file=_REQUEST_INPUT,
-            ),
-        ),
+        (),
+        (22, 23, 35),
     ),
     Topic(
         "command",
@@ -183,12 +175,72 @@ TOPICS: tuple[Topic, ...] = (
         ("命令注入", "command injection", "os command"),
         "命令注入 Runtime exec ProcessBuilder",
         "high",
-        (
-            Rule(
-                r"Runtime\.getRuntime\(\)\.exec\s*\(.*\+|new\s+ProcessBuilder\s*\(.*\+",
-                "OS command built by string concatenation",
-            ),
-        ),
+        (),
+        (78, 77),
+    ),
+    Topic(
+        "ldap",
+        "LDAP injection",
+        ("ldap",),
+        "LDAP 注入 过滤器 DirContext search",
+        "high",
+        (),
+        (90,),
+    ),
+    Topic(
+        "xpath",
+        "XPath injection",
+        ("xpath",),
+        "XPath 注入 表达式 evaluate",
+        "high",
+        (),
+        (643,),
+    ),
+    Topic(
+        "crypto",
+        "Weak cryptography",
+        ("加密算法", "密码算法", "弱加密", "cryptograph", "cipher", "encryption"),
+        "加密算法 DES ECB AES GCM Cipher.getInstance",
+        "medium",
+        (),
+        (327, 326),
+    ),
+    Topic(
+        "hash",
+        "Weak hashing",
+        ("哈希", "散列", "摘要算法", "hash", "digest"),
+        "哈希算法 MD5 SHA-1 MessageDigest SHA-256",
+        "medium",
+        (),
+        (328,),
+    ),
+    Topic(
+        "random",
+        "Weak randomness",
+        # Not "random" alone: "Random Padding" is a cipher's business, not a weak generator.
+        ("随机数", "伪随机", "random number", "randomness", "prng", "securerandom"),
+        "随机数 SecureRandom java.util.Random 令牌",
+        "medium",
+        (),
+        (330, 338),
+    ),
+    Topic(
+        "cookie",
+        "Insecure cookies",
+        ("cookie",),
+        "Cookie Secure HttpOnly 属性",
+        "medium",
+        (),
+        (614, 1004),
+    ),
+    Topic(
+        "trust",
+        "Trust boundary violation",
+        ("信任边界", "trust boundary"),
+        "信任边界 会话 session setAttribute 未校验",
+        "medium",
+        (),
+        (501,),
     ),
 )
 
@@ -200,15 +252,29 @@ def topic_named(key: str) -> Topic | None:
     return _BY_KEY.get(key)
 
 
-def topic_for(heading: str) -> Topic | None:
-    """The known topic a section heading names (the one with most heading words), or None."""
+def topic_for(heading: str, text: str = "") -> Topic | None:
+    """The known topic a section heading names (the one with most heading words), else the
+    one whose weakness the section's `text` cites first by CWE id, or None."""
     lowered = f" {heading.lower()} "
     best, score = None, 0
     for topic in TOPICS:
         found = sum(1 for w in topic.heading_words if w in lowered)
         if found > score:
             best, score = topic, found
+    if best is None:
+        for cwe in _CWE_ID.findall(text):
+            best = next((t for t in TOPICS if int(cwe) in t.cwes), None)
+            if best is not None:
+                break
     return best
+
+
+def topic_for_cwe(cwe: int) -> Topic | None:
+    """The known topic of a weakness (CWE id), or None."""
+    return next((t for t in TOPICS if cwe in t.cwes), None)
+
+
+_CWE_ID = re.compile(r"\bCWE[-‐ ]?(\d{1,4})\b", re.IGNORECASE)
 
 
 @dataclass

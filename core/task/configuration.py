@@ -11,14 +11,16 @@ from core.models import Hit
 
 if TYPE_CHECKING:
     from core.ask import AgenticResult
+    from core.audit import AuditResult
     from core.llm.protocol import LLM, ToolCallingLLM
     from core.task.workspace import Workspace
     from core.trace import AskSink
 
-__all__ = ["MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
+__all__ = ["MAX_CONFIRMATIONS", "MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
 
 MAX_SUBTASKS = 8
 MAX_TOOL_CALLS = 6  # per subtask, workspace and knowledge tools together
+MAX_CONFIRMATIONS = 30  # per run: the model's reviews of candidate findings
 
 
 @dataclass
@@ -42,8 +44,25 @@ class TaskContext:
     knowledge_bases: Sequence[str] = field(default_factory=tuple)
     max_subtasks: int = MAX_SUBTASKS
     max_tool_calls: int = MAX_TOOL_CALLS
+    max_confirmations: int = MAX_CONFIRMATIONS
+    # The workspace's data-flow analysis, made once by the research node (core/task/dataflow.py).
+    analysis: AuditResult | None = None
+    confirmations: int = 0  # reviews spent so far (core/task/confirm.py)
+
+    def call_budget(self) -> dict[str, int]:
+        """The most model calls the task agent itself may make, by step (the research's
+        agentic search adds its own, a few per round)."""
+        return {
+            "plan": 2,
+            "subtasks": self.max_subtasks * (self.max_tool_calls + 2),
+            "confirmations": self.max_confirmations if self.workspace is not None else 0,
+        }
 
     def __post_init__(self) -> None:
+        if not 0 <= self.max_confirmations <= 500:
+            raise ConfigError(
+                f"max_confirmations must be between 0 and 500; got {self.max_confirmations}."
+            )
         if not 1 <= self.max_subtasks <= 20:
             raise ConfigError(f"max_subtasks must be between 1 and 20; got {self.max_subtasks}.")
         if not 1 <= self.max_tool_calls <= 30:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,9 +20,10 @@ from langgraph.runtime import Runtime
 
 from core.answer import is_chinese
 from core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
+from core.audit import AuditResult
 from core.errors import LLMError
 from core.llm.boundary import tidy, tidy_list
-from core.task import offline
+from core.task import confirm, dataflow, offline
 from core.task.audit_rules import sections_of, topic_for
 from core.task.configuration import TaskContext
 from core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
@@ -36,7 +38,10 @@ from core.task.state import (
 )
 from core.task.toolcalling import execute_with_tools
 from core.task.tools import ToolBox
+from core.task.workspace import Workspace
 from core.trace import (
+    AnalysisEvent,
+    BudgetEvent,
     FindingEvent,
     ReplanEvent,
     ReportEvent,
@@ -100,10 +105,15 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     """Search the knowledge for the task itself (the agentic loop); offline, also look up the
     clauses of the known audit topics, so the re-plan can see which of them the knowledge has."""
     ctx = runtime.context
+    if ctx.llm is not None:  # said before any call is made
+        parts = ctx.call_budget()
+        _emit(runtime, BudgetEvent(node="budget", calls=sum(parts.values()), parts=parts))
     # A follow-up task ("now the same for the upload module") is read against the earlier ones.
     question = resolve_followup(state["task"], state.get("turns", [])[-HISTORY_TURNS:])
     result = ctx.research(question, lambda e: _emit(runtime, with_phase(e, "research")))
     refs = _distinct([knowledge_ref(h) for h in result.evidence])
+    if ctx.workspace is not None and ctx.analysis is None:
+        ctx.analysis = _analyse(runtime, ctx.workspace)
     if ctx.llm is None and ctx.workspace is not None:
         for topic in offline.probe_topics():
             found = [
@@ -132,6 +142,40 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         ),
     )
     return {"research": refs, "research_answer": answer}
+
+
+def _analyse(runtime: Runtime[TaskContext], workspace: Workspace) -> AuditResult:
+    """The data-flow analysis of the workspace, its progress reported every tenth of it."""
+    started = time.monotonic()
+    step = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal step
+        if total >= 200 and done * 10 // total > step:
+            step = done * 10 // total
+            _emit(runtime, _analysis_event(False, done, total, 0, time.monotonic() - started, 0))
+
+    result = dataflow.analyse(workspace, progress)
+    files = result.files_scanned
+    event = _analysis_event(
+        True, files, files, len(result.findings), result.seconds, len(result.parse_errors)
+    )
+    _emit(runtime, event)
+    return result
+
+
+def _analysis_event(
+    done: bool, files: int, total: int, findings: int, seconds: float, errors: int
+) -> AnalysisEvent:
+    return AnalysisEvent(
+        node="analysis",
+        done=done,
+        files=files,
+        total=total,
+        findings=findings,
+        seconds=round(seconds, 2),
+        parse_errors=errors,
+    )
 
 
 def _distinct(refs: list[KnowledgeRef]) -> list[KnowledgeRef]:
@@ -197,6 +241,13 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     if not subtasks:  # the knowledge named nothing concrete: the task itself is the one subtask
         subtasks = [Subtask(title=state["task"], goal=state["task"], knowledge=tuple(refs[:3]))]
     subtasks = subtasks[: ctx.max_subtasks]
+    if ctx.analysis is not None:  # what no clause covers: the built-in rule pack's subtask
+        chinese = is_chinese(state["task"])
+        if len(subtasks) == ctx.max_subtasks and dataflow.unclaimed(ctx.analysis, subtasks):
+            subtasks = subtasks[:-1]  # the pack takes the last place
+        builtin = dataflow.builtin_subtask(ctx.analysis, subtasks, chinese=chinese)
+        if builtin is not None:
+            subtasks = [*subtasks, builtin]
     _emit(
         runtime,
         ReplanEvent(node="replan", plan=[s.to_json() for s in subtasks], llm=by_llm),
@@ -254,8 +305,12 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     box = ToolBox(ctx, lambda e: _emit(runtime, e), number, list(subtask.knowledge))
     notes: list[str] = []
     findings: list[Finding] = []
+    chinese = is_chinese(state["task"])
     mode = "offline"
-    if ctx.chat is not None:
+    if subtask.topic == dataflow.BUILTIN_TOPIC:
+        mode = "built-in"
+        summary = ""
+    elif ctx.chat is not None:
         try:
             findings, summary = execute_with_tools(state["task"], subtask, box, ctx.chat)
             mode = "llm"
@@ -263,8 +318,7 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             log.warning("Subtask %d falls back to the offline scan: %s", number, exc)
             notes.append(str(exc))
             mode = "offline (LLM failed)"
-    if mode != "llm":
-        chinese = is_chinese(state["task"])
+    if mode.startswith("offline"):
         if ctx.workspace is not None:
             findings, summary = offline.scan(subtask, box, chinese=chinese)
         else:
@@ -274,6 +328,14 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
                 if chinese
                 else f"Consulted the knowledge on {subtask.title}; no workspace to check."
             )
+    if ctx.analysis is not None:
+        flows = dataflow.findings_for(subtask, ctx.analysis, state["subtasks"])
+        findings = dataflow.merge(findings, flows)
+        summary = (summary + " " + dataflow.summary(flows, chinese=chinese)).strip()
+    if ctx.llm is not None and findings:
+        reviewed = confirm.review(findings, ctx)
+        findings = reviewed.findings
+        summary = (summary + " " + confirm.summary(reviewed, chinese=chinese)).strip()
     for finding in findings:
         _emit(runtime, FindingEvent(node="finding", subtask=number, finding=finding.to_json()))
     outcome = SubtaskOutcome(

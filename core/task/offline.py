@@ -72,7 +72,7 @@ def revised_plan(
     subtasks: list[Subtask] = []
     seen: set[str] = set()
     for section in sections:
-        topic = topic_for(section.heading)
+        topic = topic_for(section.heading, section.text)
         where = f"{section.document}, p.{section.page}"
         if topic is not None:
             if topic.key in seen:
@@ -124,7 +124,14 @@ def scan(subtask: Subtask, box: ToolBox, *, chinese: bool = False) -> tuple[list
         leads = box.grep_hits(identifier_pattern(names)) or []
     if topic is None:
         findings = [
-            _finding(subtask, f"Use of an API that {subtask.title} forbids", "low", hit)
+            _finding(
+                subtask,
+                f"Use of an API that {subtask.title} forbids",
+                "low",
+                hit,
+                rule="zhixing.clause.forbidden-api",
+                confidence="low",
+            )
             for hit in leads
         ]
     else:
@@ -155,7 +162,17 @@ def _topic_findings(subtask: Subtask, topic: Topic, box: ToolBox) -> list[Findin
         for hit in hits:
             if _excused(rule, hit, lines_of):
                 continue
-            found.append(_finding(subtask, f"{topic.name}: {rule.title}", topic.severity, hit))
+            found.append(
+                _finding(
+                    subtask,
+                    f"{topic.name}: {rule.title}",
+                    topic.severity,
+                    hit,
+                    rule=f"zhixing.pattern.{topic.key}",
+                    cwe=topic.cwes[0] if topic.cwes else 0,
+                    confidence="medium",
+                )
+            )
     return found
 
 
@@ -175,7 +192,16 @@ def _excused(rule: Rule, hit: GrepHit, lines_of: Callable[[str, str], list[GrepH
     )
 
 
-def _finding(subtask: Subtask, title: str, severity: str, hit: GrepHit) -> Finding:
+def _finding(
+    subtask: Subtask,
+    title: str,
+    severity: str,
+    hit: GrepHit,
+    *,
+    rule: str,
+    confidence: str,
+    cwe: int = 0,
+) -> Finding:
     return Finding(
         title=title,
         severity=severity,
@@ -186,6 +212,9 @@ def _finding(subtask: Subtask, title: str, severity: str, hit: GrepHit) -> Findi
         subtask=subtask.title,
         confirmed=False,
         note=HEURISTIC_NOTE,
+        cwe=cwe,
+        rule=rule,
+        confidence=confidence,
     )
 
 

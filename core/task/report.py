@@ -56,6 +56,9 @@ class _Words:
     knowledge: str
     note_label: str
     notes: dict[str, str]
+    rule: str  # {rule} {pack} {confidence}
+    builtin_pack: str
+    flow: str  # {steps}
 
 
 _EN = _Words(
@@ -93,6 +96,9 @@ _EN = _Words(
     knowledge="- Knowledge: {cited}",
     note_label="- Note: {note}",
     notes={},
+    rule="- Rule: `{rule}` ({pack}; confidence {confidence})",
+    builtin_pack="built-in rule pack",
+    flow="- Data flow: {steps}",
 )
 
 _ZH = _Words(
@@ -119,7 +125,12 @@ _ZH = _Words(
     cited="{section} — {document}，第 {page} 页",
     subtasks="## 子任务",
     outcome="- **{title}**（{mode}，{calls} 次工具调用，{findings} 项发现）：{summary}",
-    modes={"llm": "大模型", "offline": "离线", "offline (LLM failed)": "离线（大模型调用失败）"},
+    modes={
+        "llm": "大模型",
+        "offline": "离线",
+        "offline (LLM failed)": "离线（大模型调用失败）",
+        "built-in": "内置规则包",
+    },
     findings="## 发现",
     no_findings="没有发现。",
     not_audited="无：没有审计任何代码（没有附加工作区）。",
@@ -127,6 +138,9 @@ _ZH = _Words(
     knowledge="- 依据：{cited}",
     note_label="- 备注：{note}",
     notes={HEURISTIC_NOTE: "未确认的启发式结果"},
+    rule="- 规则：`{rule}`（{pack}；置信度 {confidence}）",
+    builtin_pack="内置规则包",
+    flow="- 数据流：{steps}",
 )
 
 
@@ -219,6 +233,11 @@ def render_report(
         for k in f.knowledge:
             cited = w.cited.format(section=k.section, document=k.document, page=k.page)
             lines.append(w.knowledge.format(cited=cited))
+        if f.rule.startswith("zhixing."):  # the built-in pack's: say which rule found it
+            confidence = w.severity.get(f.confidence, f.confidence) or "-"
+            lines.append(w.rule.format(rule=f.rule, pack=w.builtin_pack, confidence=confidence))
+        if f.trace:
+            lines.append(w.flow.format(steps=_inline(" → ".join(f.trace))))
         if f.note:
             lines.append(w.note_label.format(note=w.notes.get(f.note, f.note)))
         lines.append("")

@@ -92,6 +92,10 @@ class Finding:
     subtask: str = ""
     confirmed: bool = False  # False: a pattern matched, nobody (no model) has read the code
     note: str = ""
+    cwe: int = 0  # the weakness, when known (0: not classified)
+    rule: str = ""  # what found it: a built-in rule id (zhixing.…), or "model"
+    confidence: str = ""  # high | medium | low, for the data-flow analysis's findings
+    trace: tuple[str, ...] = ()  # the data flow, source to sink ("File.java:12 request data read")
 
     def to_json(self) -> dict[str, Any]:
         """The `run --json` finding shape (docs/architecture.md §9), plus subtask, confirmed and note."""

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from core.errors import LLMError
+from core.task.audit_rules import topic_named
 from core.task.prompts import EXECUTOR_SYSTEM
 from core.task.state import Finding, KnowledgeRef, Subtask
 from core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
@@ -134,6 +135,13 @@ def _record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Fin
             subtask=subtask.title,
             confirmed=True,
             note=parsed.explanation.strip(),
+            cwe=_cwe_of(subtask),
+            rule="model",
         )
     )
     return f"Recorded: {parsed.file}:{parsed.line}: {code}"
+
+
+def _cwe_of(subtask: Subtask) -> int:
+    topic = topic_named(subtask.topic)
+    return topic.cwes[0] if topic is not None and topic.cwes else 0

@@ -1,0 +1,189 @@
+"""The project index: every class of the audited tree, its fields, methods and supertypes.
+
+The interprocedural pass resolves calls through this index: by enclosing class, by a
+receiver's static type (including implementations of an interface) or by a static class name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .java import Node, Tree, child, children, text
+
+_GENERIC = re.compile(r"<.*>", re.S)
+
+
+def simple_type(type_text: str) -> str:
+    """``java.util.List<String>`` -> ``List``; ``java.lang.String[]`` -> ``String[]``."""
+    t = _GENERIC.sub("", type_text).strip()
+    dims = t.count("[]") + (1 if t.endswith("...") else 0)
+    t = t.replace("[]", "").replace("...", "").strip()
+    return t.rsplit(".", 1)[-1] + "[]" * dims
+
+
+@dataclass
+class MethodInfo:
+    """One method or constructor declaration."""
+
+    cls: ClassInfo
+    name: str  # "<init>" for constructors
+    node: Node
+    params: list[tuple[str, str, list[str]]]  # (name, simple type, annotation names)
+    ret: str | None
+    varargs: bool
+    static: bool
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.cls.file_idx, self.node.start_byte)
+
+
+@dataclass
+class ClassInfo:
+    """One class, interface or enum (nested ones included)."""
+
+    name: str
+    file_idx: int
+    node: Node
+    outer: ClassInfo | None
+    supers: list[str]
+    fields: dict[str, str] = field(default_factory=dict)  # name -> simple type
+    field_inits: dict[str, Node] = field(default_factory=dict)
+    methods: dict[str, list[MethodInfo]] = field(default_factory=dict)
+
+
+@dataclass
+class SourceFile:
+    path: str  # relative, forward slashes
+    source: bytes
+    tree: Tree
+    lines: list[bytes]
+
+
+class Project:
+    """All classes of the audited tree, looked up by simple name."""
+
+    def __init__(self) -> None:
+        self.files: list[SourceFile] = []
+        self.by_name: dict[str, list[ClassInfo]] = {}
+        self.subtypes: dict[str, set[str]] = {}
+
+    def add_file(self, sf: SourceFile) -> None:
+        idx = len(self.files)
+        self.files.append(sf)
+        for top in children(sf.tree.root_node):
+            self._add_class(top, idx, None)
+
+    def _add_class(self, node: Node, idx: int, outer: ClassInfo | None) -> None:
+        kinds = (
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+        )
+        if node.type not in kinds:
+            return
+        supers: list[str] = []
+        for f in ("superclass", "interfaces"):
+            sup = child(node, f)
+            if sup is not None:
+                supers.extend(simple_type(text(t)) for t in _type_nodes(sup))
+        for c in children(node):
+            if c.type == "extends_interfaces":
+                supers.extend(simple_type(text(t)) for t in _type_nodes(c))
+        info = ClassInfo(text(child(node, "name")), idx, node, outer, supers)
+        self.by_name.setdefault(info.name, []).append(info)
+        for s in supers:
+            self.subtypes.setdefault(s, set()).add(info.name)
+        body = child(node, "body")
+        for member in children(body) if body is not None else []:
+            if member.type == "field_declaration":
+                ftype = simple_type(text(child(member, "type")))
+                for d in member.children_by_field_name("declarator"):
+                    fname = text(child(d, "name"))
+                    info.fields[fname] = ftype
+                    init = child(d, "value")
+                    if init is not None:
+                        info.field_inits[fname] = init
+            elif member.type in ("method_declaration", "constructor_declaration"):
+                self._add_method(info, member)
+            elif member.type == "enum_body_declarations":
+                for m in children(member):
+                    if m.type in ("method_declaration", "constructor_declaration"):
+                        self._add_method(info, m)
+            else:
+                self._add_class(member, idx, info)
+
+    def _add_method(self, cls: ClassInfo, node: Node) -> None:
+        ctor = node.type == "constructor_declaration"
+        name = "<init>" if ctor else text(child(node, "name"))
+        params: list[tuple[str, str, list[str]]] = []
+        varargs = False
+        plist = child(node, "parameters")
+        for p in children(plist) if plist is not None else []:
+            if p.type not in ("formal_parameter", "spread_parameter"):
+                continue
+            annos = [text(child(a, "name")) for a in _annotations(p)]
+            if p.type == "spread_parameter":
+                varargs = True
+                tnode = next((c for c in children(p) if c.type.endswith("type")), None)
+                decl = next((c for c in children(p) if c.type == "variable_declarator"), None)
+                pname = text(child(decl, "name")) if decl is not None else ""
+                params.append((pname, simple_type(text(tnode)) + "[]", annos))
+            else:
+                params.append((text(child(p, "name")), simple_type(text(child(p, "type"))), annos))
+        mods = next((c for c in children(node) if c.type == "modifiers"), None)
+        static = mods is not None and "static" in text(mods).split()
+        ret = None if ctor else simple_type(text(child(node, "type")))
+        info = MethodInfo(cls, name, node, params, ret, varargs, static)
+        cls.methods.setdefault(name, []).append(info)
+
+    def classes(self, name: str, near: ClassInfo | None) -> list[ClassInfo]:
+        """Classes called ``name``: the nearest (same file) first, else all of that name."""
+        found = self.by_name.get(name, [])
+        if near is not None and len(found) > 1:
+            local = [c for c in found if c.file_idx == near.file_idx]
+            if local:
+                return local
+        return found
+
+    def with_subtypes(self, name: str, near: ClassInfo | None) -> list[ClassInfo]:
+        out: list[ClassInfo] = []
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            out.extend(self.classes(n, near))
+            todo.extend(self.subtypes.get(n, ()))
+        return out
+
+
+def find_methods(classes: list[ClassInfo], name: str, arity: int) -> list[MethodInfo]:
+    out: list[MethodInfo] = []
+    for c in classes:
+        for m in c.methods.get(name, []):
+            n = len(m.params)
+            if n == arity or (m.varargs and arity >= n - 1):
+                out.append(m)
+    return out
+
+
+def _type_nodes(node: Node) -> list[Node]:
+    out: list[Node] = []
+    for c in children(node):
+        if c.type in ("type_identifier", "scoped_type_identifier", "generic_type"):
+            out.append(c)
+        elif c.type == "type_list":
+            out.extend(_type_nodes(c))
+    return out
+
+
+def _annotations(param: Node) -> list[Node]:
+    mods = next((c for c in children(param) if c.type == "modifiers"), None)
+    if mods is None:
+        return []
+    return [a for a in children(mods) if a.type in ("annotation", "marker_annotation")]

@@ -1,0 +1,119 @@
+"""The built-in rule pack: Zhixing's own rules, written from general Java security knowledge.
+
+Each rule here is data (id, CWE, title, one-line description); the interpreter (``calls``,
+``checks``) decides when it fires. ``*.tainted-*`` rules follow request data to a sink;
+``*.concatenated-*`` rules are structural: a query-language sink whose text is assembled from
+a parameter of the enclosing method, reported with low confidence when no request data was
+traced there. Nothing in this pack is tuned to any particular test suite.
+"""
+
+from __future__ import annotations
+
+from .model import AuditRule
+
+BUILTIN_RULES: tuple[AuditRule, ...] = (
+    AuditRule(
+        "zhixing.cmdi.concatenated-command",
+        78,
+        "OS command built by concatenating a method parameter",
+        "A command line passed to Runtime.exec or ProcessBuilder is assembled from a method"
+        " parameter; no request data was traced to it, so check what callers pass.",
+    ),
+    AuditRule(
+        "zhixing.cmdi.tainted-command",
+        78,
+        "OS command built from request data",
+        "Request data reaches Runtime.exec or a ProcessBuilder command or environment.",
+    ),
+    AuditRule(
+        "zhixing.crypto.weak-cipher",
+        327,
+        "Weak or broken cipher",
+        "Cipher/KeyGenerator with DES, 3DES, RC2, RC4, Blowfish or ECB mode.",
+    ),
+    AuditRule(
+        "zhixing.hash.weak-digest",
+        328,
+        "Weak hash algorithm",
+        "MessageDigest or DigestUtils with MD2, MD4, MD5 or SHA-1.",
+    ),
+    AuditRule(
+        "zhixing.ldapi.concatenated-filter",
+        90,
+        "LDAP filter built by concatenating a method parameter",
+        "A directory search name or filter is assembled from a method parameter; no request"
+        " data was traced to it, so check what callers pass.",
+    ),
+    AuditRule(
+        "zhixing.ldapi.tainted-filter",
+        90,
+        "LDAP query built from request data",
+        "Request data reaches the name or filter of a directory search.",
+    ),
+    AuditRule(
+        "zhixing.pathtraver.tainted-path",
+        22,
+        "File path built from request data",
+        "Request data reaches a File, stream, Path or Files call as a path.",
+    ),
+    AuditRule(
+        "zhixing.securecookie.insecure-cookie",
+        614,
+        "Cookie without the Secure flag",
+        "A cookie is added to the response without setSecure(true).",
+    ),
+    AuditRule(
+        "zhixing.sqli.concatenated-query",
+        89,
+        "SQL built by concatenating a method parameter",
+        "SQL text is assembled from a method parameter by concatenation, String.format or a"
+        " StringBuilder instead of bind parameters; no request data was traced to it.",
+    ),
+    AuditRule(
+        "zhixing.sqli.tainted-query",
+        89,
+        "SQL built from request data",
+        "Request data reaches the SQL text of a JDBC, JdbcTemplate or JPA/Hibernate call.",
+    ),
+    AuditRule(
+        "zhixing.trustbound.session-write",
+        501,
+        "Request data stored in the session",
+        "Request data is written into HttpSession attributes (trust boundary).",
+    ),
+    AuditRule(
+        "zhixing.weakrand.predictable-random",
+        330,
+        "Predictable random value",
+        "java.util.Random, Math.random or ThreadLocalRandom feeds a security-relevant value.",
+    ),
+    AuditRule(
+        "zhixing.xpathi.concatenated-expression",
+        643,
+        "XPath expression built by concatenating a method parameter",
+        "An XPath expression is assembled from a method parameter; no request data was"
+        " traced to it, so check what callers pass.",
+    ),
+    AuditRule(
+        "zhixing.xpathi.tainted-expression",
+        643,
+        "XPath expression built from request data",
+        "Request data reaches XPath.compile or XPath.evaluate as the expression.",
+    ),
+    AuditRule(
+        "zhixing.xss.tainted-output",
+        79,
+        "Request data written to the response",
+        "Request data reaches the response writer or stream without HTML encoding.",
+    ),
+)
+
+RULES_BY_ID: dict[str, AuditRule] = {r.id: r for r in BUILTIN_RULES}
+# Second-tier rules: a query assembled from a parameter, reported when no taint reaches it.
+STRUCTURAL_RULE_IDS = frozenset(r.id for r in BUILTIN_RULES if ".concatenated-" in r.id)
+RULE_FOR_CWE: dict[int, AuditRule] = {
+    r.cwe: r for r in BUILTIN_RULES if r.id not in STRUCTURAL_RULE_IDS
+}
+STRUCTURAL_RULE_FOR_CWE: dict[int, AuditRule] = {
+    r.cwe: r for r in BUILTIN_RULES if r.id in STRUCTURAL_RULE_IDS
+}

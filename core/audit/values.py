@@ -1,0 +1,132 @@
+"""Abstract values of the data-flow engine: taint origins, per-CWE sanitisation, constants.
+
+An origin is a small tuple ``(kind, file, n)``: kind "S" request data read at line n; "R" a
+predictable random value made at line n; "P" (file -1) the method's n-th parameter (used while
+building a method summary). A value may also carry a folded constant, precise container
+contents (list elements / map entries under constant keys) and a static type name, which of
+its origins were assembled into text (concatenation, ``String.format``, a StringBuilder) and
+whether it is a normalised path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+Origin = tuple[str, int, int]  # (kind, file index or -1, line or parameter index)
+INJECTION_KINDS = frozenset({"S"})
+RANDOM_KINDS = frozenset({"R"})
+_MISSING = object()
+MARKER_TYPES = frozenset({"ResponseWriter"})  # the response's writer or output stream
+
+
+@dataclass(frozen=True)
+class Val:
+    """What the engine knows about one Java value."""
+
+    origins: frozenset[Origin] = frozenset()
+    safe: frozenset[int] = frozenset()  # CWEs this (tainted) value was sanitised for
+    const: object = None  # str | int | float | bool folded constant, None when unknown
+    elems: tuple[Val, ...] | None = None  # precise list/array contents
+    entries: tuple[tuple[str, Val], ...] | None = None  # precise map contents (constant keys)
+    typ: str | None = None  # simple static type name when known
+    secure: bool | None = None  # Cookie: the constant passed to setSecure, if any
+    built: frozenset[Origin] = frozenset()  # origins concatenated / formatted into this text
+    norm: bool = False  # a path after normalize() / toRealPath() / getCanonicalPath()
+
+    @property
+    def tainted(self) -> bool:
+        return bool(self.origins)
+
+    def with_type(self, typ: str | None) -> Val:
+        # A marker type (what the engine learnt from the producing call) beats a declared one.
+        if not typ or typ == self.typ or self.typ in MARKER_TYPES:
+            return self
+        return replace(self, typ=typ)
+
+    def kinds(self) -> frozenset[str]:
+        return frozenset(o[0] for o in self.origins)
+
+
+CLEAN = Val()
+
+
+def const(value: object, typ: str | None = None) -> Val:
+    return Val(const=value, typ=typ)
+
+
+def mix(vals: list[Val], typ: str | None = None) -> Val:
+    """The value derived from all of ``vals`` (concatenation, default method propagation)."""
+    tainted = [v for v in vals if v.origins]
+    if not tainted:
+        return Val(typ=typ)
+    origins: frozenset[Origin] = frozenset().union(*(v.origins for v in tainted))
+    safe = tainted[0].safe.intersection(*(v.safe for v in tainted[1:]))
+    built: frozenset[Origin] = frozenset().union(*(v.built for v in tainted))
+    return Val(origins=origins, safe=safe, typ=typ, built=built)
+
+
+def assembled(v: Val) -> Val:
+    """``v`` as text assembled from its parts: every origin of it was concatenated in."""
+    return replace(v, built=v.origins) if v.origins else v
+
+
+def deep(v: Val) -> Val:
+    """Collapse container contents into the value's own taint (e.g. before an unknown use)."""
+    parts = [v]
+    if v.elems is not None:
+        parts.extend(deep(e) for e in v.elems)
+    if v.entries is not None:
+        parts.extend(deep(e) for _, e in v.entries)
+    return mix(parts, v.typ)
+
+
+def join(a: Val, b: Val) -> Val:
+    """Merge of two control-flow paths."""
+    if a is b or a == b:
+        return a
+    m = mix([a, b], a.typ or b.typ)
+    c = a.const if a.const == b.const and type(a.const) is type(b.const) else None
+    elems = None
+    if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems):
+        elems = tuple(join(x, y) for x, y in zip(a.elems, b.elems, strict=True))
+    elif a.elems is not None or b.elems is not None:
+        m = mix([m, deep(a), deep(b)], m.typ)
+    entries = None
+    if a.entries is not None and b.entries is not None:
+        da, db = dict(a.entries), dict(b.entries)
+        entries = tuple((k, join(da.get(k, CLEAN), db.get(k, CLEAN))) for k in sorted({*da, *db}))
+    elif a.entries is not None or b.entries is not None:
+        m = mix([m, deep(a), deep(b)], m.typ)
+    secure = a.secure if a.secure == b.secure else None
+    return Val(m.origins, m.safe, c, elems, entries, m.typ, secure, m.built, a.norm and b.norm)
+
+
+def sanitize(v: Val, cwes: frozenset[int]) -> Val:
+    v = deep(v)
+    return replace(v, safe=v.safe | cwes) if v.origins else v
+
+
+def reaching(v: Val, cwe: int, kinds: frozenset[str]) -> frozenset[Origin]:
+    """Origins of ``v`` (containers included) that matter for a sink of ``cwe``."""
+    d = deep(v)
+    if cwe in d.safe:
+        return frozenset()
+    return frozenset(o for o in d.origins if o[0] in kinds or o[0] == "P")
+
+
+def without_params(v: Val) -> Val:
+    """``v`` without parameter origins: what a field keeps, since a field outlives the call."""
+    if not any(o[0] == "P" for o in deep(v).origins):
+        return v
+    d = deep(v)
+    keep = frozenset(o for o in d.origins if o[0] != "P")
+    return replace(d, origins=keep, built=d.built & keep, safe=d.safe if keep else frozenset())
+
+
+def get_entry(v: Val, key: object) -> Val | object:
+    if v.entries is None:
+        return _MISSING
+    for k, e in v.entries:
+        if k == key:
+            return e
+    return CLEAN

@@ -1,0 +1,111 @@
+"""A task run's findings in machine-readable form: SARIF 2.1.0 and CSV.
+
+Both are written from the `run --json` finding shape (`Finding.to_json()`), so the CLI and the
+Agent page (which keeps a run as that shape) produce the same files. Each finding names what it
+came from: a rule of the built-in pack (`zhixing.<weakness>.<rule>`), a line rule of a known
+topic (`zhixing.pattern.<topic>`), an API a clause forbids (`zhixing.clause.forbidden-api`) or
+the model (`model`); and the clause it cites, when it cites one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.audit import BUILTIN_RULES, AuditFinding, AuditResult, AuditRule, to_sarif
+from core.errors import ZhixingError
+
+__all__ = ["CSV_COLUMNS", "FORMATS", "findings_csv", "findings_sarif", "write_findings"]
+
+CSV_COLUMNS = ("file", "line", "cwe", "rule", "confidence", "title", "clause")
+FORMATS = (".sarif", ".csv")
+_BUILTIN = {r.id: r for r in BUILTIN_RULES}
+
+
+def clause_of(finding: Mapping[str, Any]) -> str:
+    """The clause a finding cites, as "section — document p.N" ("" when none)."""
+    refs = finding.get("knowledge") or []
+    if not refs:
+        return ""
+    ref = refs[0]
+    return f"{ref.get('section', '')} — {ref.get('document', '')} p.{ref.get('page', '')}"
+
+
+def findings_csv(findings: Sequence[Mapping[str, Any]]) -> str:
+    """One row per finding, with a header: file, line, cwe, rule, confidence, title, clause."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for f in findings:
+        cwe = int(f.get("cwe") or 0)
+        writer.writerow(
+            [
+                f.get("file", ""),
+                f.get("line", 0),
+                f"CWE-{cwe}" if cwe else "",
+                f.get("rule") or "model",
+                f.get("confidence") or "",
+                f.get("title", ""),
+                clause_of(f),
+            ]
+        )
+    return out.getvalue()
+
+
+def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> dict[str, Any]:
+    """One SARIF 2.1.0 log: the rules the findings came from, one result per finding."""
+    rules: dict[str, AuditRule] = {}
+    audit: list[AuditFinding] = []
+    for f in findings:
+        rule = str(f.get("rule") or "model")
+        cwe = int(f.get("cwe") or 0)
+        if rule not in rules:
+            rules[rule] = _BUILTIN.get(rule) or AuditRule(
+                id=rule, cwe=cwe, title=str(f.get("title", rule)), description=_described(rule)
+            )
+        audit.append(
+            AuditFinding(
+                file=str(f.get("file", "")),
+                line=max(int(f.get("line") or 1), 1),
+                column=1,
+                cwe=cwe,
+                rule=rule,
+                title=str(f.get("title", "")),
+                confidence=str(f.get("confidence") or _confidence(f)),
+                code=str(f.get("code", "")),
+                clause=clause_of(f),
+            )
+        )
+    result = AuditResult(root="", findings=audit)
+    return to_sarif(result, tool_version, rules=list(rules.values()))
+
+
+def write_findings(findings: Sequence[Mapping[str, Any]], path: Path, tool_version: str) -> None:
+    """Write the findings to `path` as SARIF (.sarif, .sarif.json) or CSV (.csv)."""
+    import json
+
+    name = path.name.lower()
+    if name.endswith((".sarif", ".sarif.json")):
+        text = json.dumps(findings_sarif(findings, tool_version), ensure_ascii=False, indent=2)
+    elif name.endswith(".csv"):
+        text = findings_csv(findings)
+    else:
+        raise ZhixingError(
+            f"{path.name}: --findings writes .sarif or .csv files; name the file so."
+        )
+    path.write_text(text, encoding="utf-8")
+
+
+def _described(rule: str) -> str:
+    if rule.startswith("zhixing.pattern."):
+        return "A line pattern of the built-in rule pack for this topic (no data flow seen)."
+    if rule == "zhixing.clause.forbidden-api":
+        return "A use of an API that a clause of the attached knowledge forbids."
+    return "Reported by the model that carried out the subtask."
+
+
+def _confidence(finding: Mapping[str, Any]) -> str:
+    return "high" if finding.get("confirmed") else "medium"
