@@ -492,23 +492,27 @@ def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> 
         "() => { network.stopSimulation(); network.setOptions({physics: false});"
         " network.fit({animation: false}); }"
     )
-    x, y = frame.evaluate(
-        """(id) => { const p = network.canvasToDOM(network.getPositions([id])[id]);
-                     const r = document.getElementById('mynetwork').getBoundingClientRect();
-                     return [p.x + r.left, p.y + r.top]; }""",
-        ids[XSS_IMG],
-    )
     box = page.locator("iframe").first.bounding_box()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    def aim() -> tuple[float, float]:  # the node's place now (a busy page may still move it)
+        return frame.evaluate(
+            """(id) => { const p = network.canvasToDOM(network.getPositions([id])[id]);
+                         const r = document.getElementById('mynetwork').getBoundingClientRect();
+                         return [p.x + r.left, p.y + r.top]; }""",
+            ids[XSS_IMG],
+        )
+
     tooltip = frame.locator("div.vis-tooltip")
-    for nudge in range(3):  # a hand moves onto a node; one move may land while the page is busy
-        page.mouse.move(box["x"] + x + nudge, box["y"] + y)
+    for nudge in range(6):  # a hand moves onto a node; one move may land while the page is busy
+        x, y = aim()
+        page.mouse.move(box["x"] + 2, box["y"] + 2)
+        page.mouse.move(box["x"] + x + nudge % 3, box["y"] + y, steps=4)
         try:
-            tooltip.wait_for(state="visible", timeout=5_000)
+            tooltip.wait_for(state="visible", timeout=8_000)
             break
         except PlaywrightTimeout:
-            page.mouse.move(box["x"] + 2, box["y"] + 2)
+            continue
     tooltip.wait_for(state="visible", timeout=5_000)
     assert XSS_IMG in tooltip.inner_text() and XSS_SCRIPT in tooltip.inner_text()
     assert tooltip.locator("img, script").count() == 0
