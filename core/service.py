@@ -125,7 +125,11 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self.llm = llm if llm is not None else _make_llm(settings, self._catalog, llm_options)
         self.embedder = embedder or make_embedder(settings)
         try:
-            self._vectors = VectorStore(settings.resolved_milvus_uri, settings.milvus_token)
+            self._vectors = VectorStore(
+                settings.resolved_milvus_uri,
+                settings.milvus_token,
+                deployment=self._catalog.deployment(),
+            )
         except ZhixingError:
             self._catalog.close()
             raise

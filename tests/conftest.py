@@ -26,6 +26,17 @@ def embedder() -> BuiltinEmbedder:
     return BuiltinEmbedder()
 
 
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory) -> str:
+    """One real Milvus server (`milvus-lite server`, gRPC) for the run; tests keep apart on it
+    by deployment id, as two homes on a team's server do."""
+    from tests.milvus_server import milvus_lite_server
+
+    data = tmp_path_factory.mktemp("milvus-server") / "data"
+    with milvus_lite_server(data) as uri:
+        yield uri
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home", embed_batch=32, parse_workers=1)

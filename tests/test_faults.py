@@ -108,7 +108,8 @@ def _cli(home: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProces
 def _milvus(home: Path) -> dict[str, int]:
     with sqlite3.connect(home / "catalog.db") as conn:
         kb_id, dimension = conn.execute("SELECT id, dimension FROM knowledge_bases").fetchone()
-    store = VectorStore(str(home / "milvus.db"))
+        (deployment,) = conn.execute("SELECT value FROM home WHERE key = 'deployment'").fetchone()
+    store = VectorStore(str(home / "milvus.db"), deployment=deployment)
     try:
         store.ensure_collection(dimension)
         return milvus_counts(store, dimension, kb_id)

@@ -62,7 +62,8 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
     with sqlite3.connect(home / "catalog.db") as conn:
         (rows,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
         (kb_id,) = conn.execute("SELECT id FROM knowledge_bases WHERE name = 'big'").fetchone()
-    store = VectorStore(str(home / "milvus.db"))
+        (deployment,) = conn.execute("SELECT value FROM home WHERE key = 'deployment'").fetchone()
+    store = VectorStore(str(home / "milvus.db"), deployment=deployment)
     try:
         assert store.count(512, kb=kb_id) == rows == chunks
     finally:

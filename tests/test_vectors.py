@@ -1,9 +1,11 @@
-"""The Milvus store on a real Milvus Lite file in a temp dir."""
+"""The Milvus store on a real Milvus Lite file in a temp dir, and on a real Milvus server over
+gRPC (`milvus-lite server`): the same assertions on both."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 
 import numpy as np
 import pytest
@@ -20,9 +22,13 @@ def _unit(i: int, dim: int = 8) -> list[float]:
     return v.tolist()
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = VectorStore(str(tmp_path / "milvus.db"))
+@pytest.fixture(params=["lite", "server"])
+def store(request, tmp_path):
+    if request.param == "lite":
+        s = VectorStore(str(tmp_path / "milvus.db"))
+    else:  # a deployment of its own on the shared server: no test sees another's rows
+        uri = request.getfixturevalue("milvus_server")
+        s = VectorStore(uri, deployment=uuid.uuid4().hex[:12])
     yield s
     s.close()
 

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 import unicodedata
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -33,6 +34,10 @@ __all__ = ["Catalog", "JobBusy"]
 # AUTOINCREMENT: ids are never reused. Vector primary keys derive from them, so a vector left
 # behind by an interrupted delete can never be mistaken for a later row.
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS home (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS knowledge_bases (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
@@ -140,6 +145,21 @@ class Catalog(JobsMixin, KbRowsMixin):
 
     def close(self) -> None:
         self.db.close()
+
+    def deployment(self) -> str:
+        """This home's deployment id: made once, kept, and part of every collection name, so
+        two homes on one Milvus server never meet. A home whose knowledge bases predate it
+        keeps "" (the collections it already filled)."""
+        with self._lock:
+            row = self._rows("SELECT value FROM home WHERE key = 'deployment'")
+            if row:
+                return str(row[0]["value"])
+            legacy = bool(self._rows("SELECT 1 FROM knowledge_bases LIMIT 1"))
+            value = "" if legacy else uuid.uuid4().hex[:12]
+            self._execute(
+                "INSERT OR IGNORE INTO home (key, value) VALUES ('deployment', ?)", (value,)
+            )
+            return str(self._rows("SELECT value FROM home WHERE key = 'deployment'")[0]["value"])
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -70,8 +70,13 @@ class VectorHit:
 class VectorStore:
     """A thin, typed face over `MilvusClient`."""
 
-    def __init__(self, uri: str, token: str = "") -> None:
+    def __init__(self, uri: str, token: str = "", deployment: str = "") -> None:
+        """`deployment` (the home's id, `Catalog.deployment()`) names this home's collections,
+        so that homes sharing one Milvus server never write into each other's."""
+        if deployment and not deployment.isalnum():
+            raise StoreError(f"A deployment id is letters and digits; got {deployment!r}.")
         self.uri = uri
+        self.deployment = deployment
         self._lock = threading.Lock()
         self._ready: set[str] = set()
         is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
@@ -99,8 +104,10 @@ class VectorStore:
 
             server_manager_instance.release_server(self.uri)
 
-    @staticmethod
-    def collection_name(dimension: int) -> str:
+    def collection_name(self, dimension: int) -> str:
+        """`zhixing_<deployment>_d<dim>`; homes made before deployment ids: `zhixing_d<dim>`."""
+        if self.deployment:
+            return f"zhixing_{self.deployment}_d{dimension}"
         return f"zhixing_d{dimension}"
 
     def ensure_collection(self, dimension: int) -> str:
@@ -122,7 +129,9 @@ class VectorStore:
     def _create(self, name: str, dimension: int) -> None:
         schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("pk", DataType.INT64, is_primary=True)
-        schema.add_field("kb", DataType.INT64)
+        # The partition key: a search filtered to some knowledge bases reads only their
+        # partitions, and a knowledge base's delete touches only its own.
+        schema.add_field("kb", DataType.INT64, is_partition_key=True)
         schema.add_field("doc", DataType.INT64)
         schema.add_field("kind", DataType.VARCHAR, max_length=16)
         schema.add_field("ref_id", DataType.INT64)
