@@ -37,9 +37,23 @@ def milvus_server(tmp_path_factory) -> str:
         yield uri
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module that sets `BOTH_STORES = True` runs each test that uses `settings` twice: on a
+    Milvus Lite file and on the real server (`milvus_server`), with the same assertions."""
+    if getattr(metafunc.module, "BOTH_STORES", False) and "store_backend" in metafunc.fixturenames:
+        metafunc.parametrize("store_backend", ["lite", "server"], indirect=True)
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", embed_batch=32, parse_workers=1)
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """Where `settings` keeps vectors: "lite" (a file in the home) unless parametrized."""
+    return str(getattr(request, "param", "lite"))
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Settings:
+    uri = request.getfixturevalue("milvus_server") if store_backend == "server" else ""
+    return Settings(home=tmp_path / "home", embed_batch=32, parse_workers=1, milvus_uri=uri)
 
 
 @pytest.fixture

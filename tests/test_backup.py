@@ -163,6 +163,17 @@ def test_an_archive_restores_the_same_knowledge_base_on_another_server(source, t
         assert svc.neighbourhood("安全", "CSRF").nodes
 
 
+def test_an_archive_from_a_lite_home_restores_the_same_on_a_milvus_server(
+    source, tmp_path, embedder, milvus_server
+):
+    settings = _settings(tmp_path / "team", milvus_uri=milvus_server)
+    with KnowledgeService(settings, embedder=embedder) as svc:
+        summary = svc.import_kb(source["archive"])
+        assert summary.counts == source["summary"].counts
+        assert snapshot(svc, "安全") == source["before"]
+        assert searches(svc, "安全") == source["hits"]
+
+
 def test_an_archive_holds_no_api_key_and_no_settings(source):
     raw = source["archive"].read_bytes()
     assert SECRET.encode() not in raw

@@ -1,4 +1,5 @@
-"""The offline build on real Milvus Lite and SQLite: build, search, re-add, update, remove, delete."""
+"""The offline build on real SQLite and Milvus, a Lite file and a server over gRPC (each test
+runs on both): build, search, re-add, update, remove, delete."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 from core.errors import NotFoundError, StoreError
 from core.search import STRATEGIES
+
+BOTH_STORES = True  # tests/conftest.py: every test here runs on the Lite file and the server
 
 POLICY = """# 密码安全基线
 

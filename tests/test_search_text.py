@@ -1,4 +1,5 @@
-"""BM25 text analysis and title linking, against real Milvus Lite and SQLite."""
+"""BM25 text analysis and title linking, against real SQLite and Milvus: the tests that take
+`settings` run on a Lite file and on a server over gRPC."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from core.config import Settings
 from core.service import KnowledgeService
 from core.store import Catalog
 from core.store.analysis import ANALYSIS_VERSION, bm25_text, readable
+
+BOTH_STORES = True  # tests/conftest.py
 
 
 def test_english_is_folded_stemmed_and_stripped_of_stop_words() -> None:
