@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 HOST ?= 0.0.0.0
 
-.PHONY: install run serve test test-fast lint format bench clean
+.PHONY: install run serve serve-team test test-fast lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
@@ -25,6 +25,18 @@ run: install
 # For the intranet: refuses to start until a user exists (`zhixing user add NAME --role admin`).
 serve: install
 	$(BIN)/python -m cli.main serve --host $(HOST) --port $(PORT)
+
+# A team on one machine: Milvus Lite's gRPC server beside the app, so `zhixing` commands with
+# ZHIXING_MILVUS_URI=http://127.0.0.1:$(MILVUS_PORT) build while the app serves. The server
+# stops with the app.
+MILVUS_PORT ?= 19530
+MILVUS_DATA ?= $(or $(ZHIXING_HOME),data)/milvus-server
+serve-team: install
+	@mkdir -p $(MILVUS_DATA)
+	$(BIN)/milvus-lite server --data-dir $(MILVUS_DATA) --host 127.0.0.1 --port $(MILVUS_PORT) & \
+	milvus=$$!; trap 'kill $$milvus' EXIT INT TERM; \
+	for i in $$(seq 60); do $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', $(MILVUS_PORT)), 1)" 2>/dev/null && break; sleep 0.5; done; \
+	$(BIN)/python -m cli.main serve --host $(HOST) --port $(PORT) --milvus-uri http://127.0.0.1:$(MILVUS_PORT)
 
 test: install
 	$(BIN)/ruff check .

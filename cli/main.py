@@ -5,13 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from cli import serve
+# gRPC's C core (under pymilvus and Milvus Lite's server) writes its own log lines to stderr,
+# e.g. an epoll error as a process exits: noise beside the command's one-sentence errors. Set
+# before gRPC loads; a user who needs them sets GRPC_VERBOSITY=DEBUG.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+from cli import serve  # noqa: E402
 from core.build import ProgressEvent
 from core.config import Settings
 from core.errors import ZhixingError, internal_error

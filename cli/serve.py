@@ -59,6 +59,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="start the web app (logins required off localhost)")
     serve.add_argument("--host", default="localhost")
     serve.add_argument("--port", type=int, default=8501)
+    serve.add_argument(
+        "--milvus-uri",
+        metavar="URI",
+        help="keep vectors on this Milvus server (http://host:19530), so that `zhixing` commands"
+        " with the same ZHIXING_MILVUS_URI can build while the app serves",
+    )
 
 
 def auth_configured(settings: Settings, secrets_files: list[Path] | None = None) -> str:
@@ -181,6 +187,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
             )
             return 2
         env["ZHIXING_AUTH"] = "required"
+    if args.milvus_uri:
+        env["ZHIXING_MILVUS_URI"] = _reachable(args.milvus_uri, settings.milvus_token)
     command = [
         sys.executable,
         "-m",
@@ -196,6 +204,20 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     os.chdir(ROOT)  # Streamlit reads .streamlit/config.toml from the working directory
     os.execvpe(command[0], command, env)
     return 0  # not reached
+
+
+def _reachable(uri: str, token: str) -> str:
+    """The server URI, once it answered: a typo or a stopped server is said now, in one
+    sentence, not as the app's first page failing."""
+    from core.errors import ZhixingError
+    from core.store import VectorStore
+
+    if not uri.startswith(("http://", "https://", "tcp://", "grpc://")):
+        raise ZhixingError(
+            f"--milvus-uri takes a server address such as http://127.0.0.1:19530, not {uri!r}."
+        )
+    VectorStore(uri, token).close()  # raises StoreError naming the server when it is down
+    return uri
 
 
 HANDLERS = {

@@ -190,3 +190,12 @@ def test_users_can_be_listed_and_removed_from_the_cli(tmp_path):
         ("local", "user.remove", "sso@corp"),
         ("local", "user.add", "sso@corp"),
     ]
+
+
+def test_serve_refuses_a_milvus_uri_that_is_not_a_server_or_does_not_answer(tmp_path):
+    home = tmp_path / "home"
+    path = zx(home, "serve", "--milvus-uri", "vectors.db", check=False)
+    assert path.returncode == 1 and "takes a server address such as http://" in path.stderr
+    down = zx(home, "serve", "--milvus-uri", f"http://127.0.0.1:{_free_port()}", check=False)
+    assert down.returncode == 1 and "Milvus server at http://127.0.0.1:" in down.stderr
+    assert down.stderr.count("\n") == 1  # one sentence, no traceback
