@@ -234,17 +234,10 @@ class KnowledgeService(AccessControl, NotebookMixin):
     def findings_text(findings: Sequence[Mapping[str, Any]], kind: str) -> str:
         """A task run's findings (the `run --json` shape) as a SARIF 2.1.0 log ("sarif") or a
         CSV table ("csv"), as `zhixing run --findings` writes them."""
-        import json
-
         from core import __version__
-        from core.task.export import findings_csv, findings_sarif
+        from core.task.export import render_findings
 
-        if kind == "sarif":
-            log = findings_sarif(findings, __version__)
-            return json.dumps(log, ensure_ascii=False, indent=2)
-        if kind == "csv":
-            return findings_csv(findings)
-        raise ZhixingError(f"Findings are written as 'sarif' or 'csv', not {kind!r}.")
+        return render_findings(findings, kind, __version__)
 
     def export_kb(self, name: str, path: Path) -> BackupSummary:
         """Write a knowledge base to a portable archive (core/backup); return its counts.

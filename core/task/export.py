@@ -18,10 +18,15 @@ from typing import Any
 from core.audit import BUILTIN_RULES, AuditFinding, AuditResult, AuditRule, to_sarif
 from core.errors import ZhixingError
 
-__all__ = ["CSV_COLUMNS", "FORMATS", "findings_csv", "findings_sarif", "write_findings"]
+__all__ = [
+    "CSV_COLUMNS",
+    "findings_csv",
+    "findings_sarif",
+    "render_findings",
+    "write_findings",
+]
 
 CSV_COLUMNS = ("file", "line", "cwe", "rule", "confidence", "title", "clause")
-FORMATS = (".sarif", ".csv")
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
 
 
@@ -83,20 +88,29 @@ def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> 
     return to_sarif(result, tool_version, rules=list(rules.values()))
 
 
-def write_findings(findings: Sequence[Mapping[str, Any]], path: Path, tool_version: str) -> None:
-    """Write the findings to `path` as SARIF (.sarif, .sarif.json) or CSV (.csv)."""
+def render_findings(findings: Sequence[Mapping[str, Any]], kind: str, tool_version: str) -> str:
+    """The findings as a SARIF 2.1.0 log ("sarif") or a CSV table ("csv")."""
     import json
 
+    if kind == "sarif":
+        return json.dumps(findings_sarif(findings, tool_version), ensure_ascii=False, indent=2)
+    if kind == "csv":
+        return findings_csv(findings)
+    raise ZhixingError(f"Findings are written as 'sarif' or 'csv', not {kind!r}.")
+
+
+def write_findings(findings: Sequence[Mapping[str, Any]], path: Path, tool_version: str) -> None:
+    """Write the findings to `path` as SARIF (.sarif, .sarif.json) or CSV (.csv)."""
     name = path.name.lower()
     if name.endswith((".sarif", ".sarif.json")):
-        text = json.dumps(findings_sarif(findings, tool_version), ensure_ascii=False, indent=2)
+        kind = "sarif"
     elif name.endswith(".csv"):
-        text = findings_csv(findings)
+        kind = "csv"
     else:
         raise ZhixingError(
             f"{path.name}: --findings writes .sarif or .csv files; name the file so."
         )
-    path.write_text(text, encoding="utf-8")
+    path.write_text(render_findings(findings, kind, tool_version), encoding="utf-8")
 
 
 def _described(rule: str) -> str:
