@@ -86,12 +86,17 @@ def serve_app(home: Path, env: Mapping[str, str] = (), timeout_s: float = 90) ->
             time.sleep(0.3)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process, timeout_s=15)
         log.close()
+
+
+def stop(process: subprocess.Popen, timeout_s: float = 10) -> None:
+    """Ask a server process to end; kill it if it has not within `timeout_s`."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 def settle(page, timeout_ms: float = 120_000) -> None:  # noqa: ANN001

@@ -5,7 +5,6 @@ would to a Milvus standalone (`http://host:port`)."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -13,18 +12,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.browser import free_port, stop
 
 
 @contextmanager
 def milvus_lite_server(data_dir: Path, timeout_s: float = 60) -> Iterator[str]:
     """Start the server, wait until it answers, yield its URI; stop it on the way out."""
     exe = shutil.which("milvus-lite", path=str(Path(sys.executable).parent)) or "milvus-lite"
-    port = _free_port()
+    port = free_port()
     log = (data_dir.parent / f"milvus-server-{port}.log").open("w")
     process = subprocess.Popen(
         [exe, "server", "--data-dir", str(data_dir), "--host", "127.0.0.1", "--port", str(port)],
@@ -36,11 +31,7 @@ def milvus_lite_server(data_dir: Path, timeout_s: float = 60) -> Iterator[str]:
         _wait(uri, process, timeout_s)
         yield uri
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         log.close()
 
 
