@@ -26,10 +26,12 @@ def embedder() -> BuiltinEmbedder:
     return BuiltinEmbedder()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def milvus_server(tmp_path_factory) -> str:
-    """One real Milvus server (`milvus-lite server`, gRPC) for the run; tests keep apart on it
-    by deployment id, as two homes on a team's server do."""
+    """A real Milvus server (`milvus-lite server`, gRPC) per test module; tests keep apart on
+    it by deployment id, as two homes on a team's server do. Per module, not per run: a
+    connection that lives for minutes is sent away by that server ("too many pings"), which
+    the store survives by retrying its open, and a test should not depend on that timing."""
     from tests.milvus_server import milvus_lite_server
 
     data = tmp_path_factory.mktemp("milvus-server") / "data"

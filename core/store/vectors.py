@@ -42,6 +42,7 @@ _TEXT_BYTES = 16_000
 _HNSW = {"M": 16, "efConstruction": 200}
 # The analyzer of collections created from now on (see the module docstring).
 TOKENIZER = "standard"
+_CONNECT_ATTEMPTS = 3  # opening a Milvus server (see VectorStore._connect)
 
 
 def primary_key(kind: str, ref_id: int) -> int:
@@ -84,8 +85,7 @@ class VectorStore:
         if is_lite:
             Path(uri).parent.mkdir(parents=True, exist_ok=True)
         try:
-            with _quiet_milvus_lite():
-                self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+            self.client = self._connect(uri, token)
         except Exception as exc:  # pymilvus raises several unrelated types on a failed open
             if is_lite and _lite_is_locked(uri):
                 raise StoreLockedError(
@@ -94,6 +94,22 @@ class VectorStore:
                 ) from None
             where = "Milvus Lite file" if is_lite else "Milvus server"
             raise StoreError(f"The {where} at {uri} cannot be opened: {exc}.") from exc
+
+    def _connect(self, uri: str, token: str) -> MilvusClient:
+        """Open the client; a server is tried three times. gRPC shares one connection per
+        address in a process, and a server that has just sent it away (a restart, or "too many
+        pings": pymilvus pings every 10 s, which a Python gRPC server such as milvus-lite
+        server's refuses) fails the first call on it while the connection comes back."""
+        attempts = 1 if self._is_lite else _CONNECT_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            try:
+                with _quiet_milvus_lite():
+                    return MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+            except MilvusException:
+                if attempt == attempts:
+                    raise
+                time.sleep(0.5 * attempt)
+        raise AssertionError("not reached")
 
     def close(self) -> None:
         """Close the connection and, for Milvus Lite, stop its server so the file lock is freed."""
