@@ -38,16 +38,21 @@ serve-team: install
 	for i in $$(seq 60); do $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', $(MILVUS_PORT)), 1)" 2>/dev/null && break; sleep 0.5; done; \
 	$(BIN)/python -m cli.main serve --host $(HOST) --port $(PORT) --milvus-uri http://127.0.0.1:$(MILVUS_PORT)
 
+# Two or more pytest workers (pytest-xdist), one test file per worker at a time: a browser file's
+# tests walk one served app in order. PYTEST_WORKERS=0 runs in this process (for pdb).
+PYTEST_WORKERS ?= auto
+XDIST = -n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
+
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
 
 # The unit and page tests only: no browser, no `zhixing` processes, nothing slow (< 90 s).
 test-fast: install
 	$(BIN)/ruff check .
-	$(BIN)/pytest -m "not browser and not process and not slow"
+	$(BIN)/pytest $(XDIST) -m "not browser and not process and not slow"
 
 lint: install
 	$(BIN)/ruff check --fix .

@@ -196,6 +196,12 @@ def test_serve_refuses_a_milvus_uri_that_is_not_a_server_or_does_not_answer(tmp_
     home = tmp_path / "home"
     path = zx(home, "serve", "--milvus-uri", "vectors.db", check=False)
     assert path.returncode == 1 and "takes a server address such as http://" in path.stderr
-    down = zx(home, "serve", "--milvus-uri", f"http://127.0.0.1:{_free_port()}", check=False)
+    # The port stays bound (and refuses connections) for the whole call: a port that was free a
+    # moment ago may be a Milvus server by now (another test worker's), and a `serve` that finds
+    # one execs Streamlit in place of this test process.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        down = zx(home, "serve", "--milvus-uri", f"http://127.0.0.1:{port}", check=False)
     assert down.returncode == 1 and "Milvus server at http://127.0.0.1:" in down.stderr
     assert down.stderr.count("\n") == 1  # one sentence, no traceback
