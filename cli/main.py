@@ -17,7 +17,7 @@ from typing import Any, TextIO, cast
 # before gRPC loads; a user who needs them sets GRPC_VERBOSITY=DEBUG.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from cli import serve  # noqa: E402
+from cli import mcp_server, serve  # noqa: E402
 from core.build import ProgressEvent
 from core.config import Settings
 from core.errors import ZhixingError, internal_error
@@ -147,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--as", dest="as_name", metavar="NAME", help="import under another name")
     imp.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     serve.add_parsers(sub)
+    mcp_server.add_parsers(sub)
     return parser
 
 
@@ -731,6 +732,7 @@ _HANDLERS = {
     "export": _export,
     "import": _import,
     **serve.HANDLERS,
+    **mcp_server.HANDLERS,
 }
 
 if __name__ == "__main__":

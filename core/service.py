@@ -68,6 +68,7 @@ from core.trace import AskSink, EventSink
 if TYPE_CHECKING:
     from core.backup import Stores
     from core.build.durable import JobRecord
+    from core.task.configuration import TaskContext
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -554,6 +555,16 @@ class KnowledgeService(AccessControl, NotebookMixin):
             )
         return shown, hidden
 
+    def agent_context(
+        self, names: Sequence[str] | None, *, top_k: int = 10, max_rounds: int = 3
+    ) -> AgentContext:
+        """The agentic loop's dependencies over the named knowledge bases (None: all the actor
+        may see), for a caller that runs the graph itself (LangGraph Studio, cli/studio.py)."""
+        kbs = self.scope(names)
+        for kb in kbs:
+            self._check_embedder(kb)
+        return self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
+
     def _agent_context(
         self, kbs: Sequence[KnowledgeBase], *, top_k: int, max_rounds: int
     ) -> AgentContext:
@@ -773,6 +784,49 @@ class KnowledgeService(AccessControl, NotebookMixin):
                 if unpacked is not None:
                     shutil.rmtree(unpacked, ignore_errors=True)
 
+    def task_context(
+        self,
+        names: Sequence[str] | None,
+        *,
+        workspace: Path | None = None,
+        top_k: int = 8,
+        max_rounds: int = 2,
+    ) -> TaskContext:
+        """The task agent's dependencies over the named knowledge bases, with a workspace
+        folder or none, for a caller that runs the graph itself (cli/studio.py)."""
+        from core.task.workspace import open_workspace
+
+        kbs = self.scope(names)
+        if not kbs:
+            raise NotFoundError("There is no knowledge base yet; create one with `kb create`.")
+        for kb in kbs:
+            self._check_embedder(kb)
+        opened = None
+        if workspace is not None:
+            if not Path(workspace).is_dir():
+                raise NotFoundError(f"The workspace {workspace} is not a folder.")
+            opened = open_workspace(Path(workspace), self.settings.home / "runs")
+        return self._task_context(kbs, opened, top_k, max_rounds)
+
+    def _task_context(
+        self, kbs: Sequence[KnowledgeBase], workspace: Any, top_k: int, max_rounds: int
+    ) -> TaskContext:
+        from core.task.configuration import TaskContext
+
+        def research(text: str, sink: AskSink | None) -> AgenticResult:
+            context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
+            return run_agentic(text, context, sink)
+
+        chat = self.llm if isinstance(self.llm, ToolCallingLLM) else None
+        return TaskContext(
+            research=research,
+            search=lambda query, k: self._engine.search(query, kbs, top_k=k),
+            workspace=workspace,
+            llm=self.llm,
+            chat=chat,
+            knowledge_bases=[kb.name for kb in kbs],
+        )
+
     def _run_task(
         self,
         task: str,
@@ -783,22 +837,9 @@ class KnowledgeService(AccessControl, NotebookMixin):
         top_k: int,
         thread: str | None,
     ) -> Any:
-        from core.task.configuration import TaskContext
         from core.task.flow import run_task
 
-        def research(text: str, sink: AskSink | None) -> AgenticResult:
-            context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
-            return run_agentic(text, context, sink)
-
-        chat = self.llm if isinstance(self.llm, ToolCallingLLM) else None
-        context = TaskContext(
-            research=research,
-            search=lambda query, k: self._engine.search(query, kbs, top_k=k),
-            workspace=workspace,
-            llm=self.llm,
-            chat=chat,
-            knowledge_bases=[kb.name for kb in kbs],
-        )
+        context = self._task_context(kbs, workspace, top_k, max_rounds)
         started = time.time()
         memory = self._memory if thread else None
         # The task graph keeps its own thread beside the conversation's ask thread: two graphs

@@ -100,3 +100,20 @@ def sample_home(tmp_path_factory, embedder) -> Path:
         svc.create_kb("kb", mode="graph")
         svc.add("kb", samples)
     return home
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files with the most browser, process and slow tests run first, each file's tests
+    still in their order: `make test` hands whole files to its workers, and a long file handed
+    out last would leave one worker running it alone."""
+
+    def weight(item: pytest.Item) -> int:
+        if item.get_closest_marker("browser"):
+            return 3
+        return 1 if item.get_closest_marker("process") or item.get_closest_marker("slow") else 0
+
+    files: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        files[path] = files.get(path, 0) + weight(item)
+    items.sort(key=lambda item: -files[item.nodeid.split("::", 1)[0]])

@@ -10,7 +10,7 @@ events into the per-round summary that `ask --json` prints (docs/architecture.md
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -20,6 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from core.ask import nodes
+from core.ask.binding import Resolver, RunContexts
 from core.ask.configuration import AgentContext, AnswerLike
 from core.ask.memory import fresh_run, thread_config
 from core.ask.state import AgentState
@@ -29,6 +30,7 @@ from core.trace import AskSink, TraceEvent
 
 __all__ = [
     "AgenticResult",
+    "build_bound_graph",
     "build_graph",
     "route_after_evaluate",
     "route_after_refine",
@@ -49,18 +51,13 @@ def route_after_refine(state: AgentState) -> Literal["retrieve", "merge"]:
     return "retrieve" if state.get("queries") else "merge"
 
 
-def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None,
-) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
-    """Wire the nodes and routers into the compiled agentic graph (with the conversations'
-    checkpointer when runs go on threads)."""
-    graph = StateGraph(AgentState, context_schema=AgentContext)
-    graph.add_node("plan", nodes.plan)
-    graph.add_node("retrieve", nodes.retrieve)
-    graph.add_node("evaluate", nodes.evaluate)
-    graph.add_node("refine", nodes.refine)
-    graph.add_node("merge", nodes.merge)
-    graph.add_node("answer", nodes.answer)
+def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
+    graph.add_node("plan", node("plan", nodes.plan))
+    graph.add_node("retrieve", node("retrieve", nodes.retrieve))
+    graph.add_node("evaluate", node("evaluate", nodes.evaluate))
+    graph.add_node("refine", node("refine", nodes.refine))
+    graph.add_node("merge", node("merge", nodes.merge))
+    graph.add_node("answer", node("answer", nodes.answer))
     graph.add_edge(START, "plan")
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "evaluate")
@@ -68,7 +65,27 @@ def build_graph(
     graph.add_conditional_edges("refine", route_after_refine, ["retrieve", "merge"])
     graph.add_edge("merge", "answer")
     graph.add_edge("answer", END)
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
+    """Wire the nodes and routers into the compiled agentic graph (with the conversations'
+    checkpointer when runs go on threads)."""
+    graph = StateGraph(AgentState, context_schema=AgentContext)
+    _wire(graph, lambda _, fn: fn)
     return graph.compile(name="agentic_retrieval", checkpointer=checkpointer)
+
+
+def build_bound_graph(
+    resolve: Resolver, options: type[Any]
+) -> CompiledStateGraph[AgentState, Any, AgentState, AgentState]:
+    """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
+    its context schema): each node gets `resolve(options)`, an `AgentContext`
+    (core/ask/binding.py; LangGraph Studio through cli/studio.py)."""
+    graph = StateGraph(AgentState, context_schema=options)
+    _wire(graph, RunContexts(resolve, entry="plan").bind)
+    return graph.compile(name="agentic_retrieval")
 
 
 @dataclass

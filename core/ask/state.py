@@ -10,7 +10,11 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+# pydantic derives the graphs' JSON schemas (LangGraph Studio's forms) only from this TypedDict
+# on Python 3.11.
+from typing_extensions import TypedDict
 
 from core.ask.memory import remember
 from core.models import Hit

@@ -9,6 +9,7 @@ hands each trace event to the caller as it happens.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from core.ask.binding import Resolver, RunContexts
 from core.ask.memory import fresh_run, thread_config
 from core.ask.streaming import stream_run
 from core.task import nodes
@@ -24,7 +26,14 @@ from core.task.configuration import TaskContext
 from core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
 from core.trace import EventSink, TraceEvent
 
-__all__ = ["TaskResult", "build_graph", "route_after_execute", "route_after_replan", "run_task"]
+__all__ = [
+    "TaskResult",
+    "build_bound_graph",
+    "build_graph",
+    "route_after_execute",
+    "route_after_replan",
+    "run_task",
+]
 
 
 def route_after_replan(state: TaskState) -> Literal["execute", "report"]:
@@ -37,24 +46,39 @@ def route_after_execute(state: TaskState) -> Literal["execute", "report"]:
     return "execute" if state.get("cursor", 0) < len(state.get("subtasks", [])) else "report"
 
 
-def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None,
-) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
-    """Wire the nodes and routers into the compiled task graph (with the conversations'
-    checkpointer when runs go on threads)."""
-    graph = StateGraph(TaskState, context_schema=TaskContext)
-    graph.add_node("research", nodes.research)
-    graph.add_node("plan", nodes.plan)
-    graph.add_node("replan", nodes.replan)
-    graph.add_node("execute", nodes.execute)
-    graph.add_node("report", nodes.report)
+def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
+    graph.add_node("research", node("research", nodes.research))
+    graph.add_node("plan", node("plan", nodes.plan))
+    graph.add_node("replan", node("replan", nodes.replan))
+    graph.add_node("execute", node("execute", nodes.execute))
+    graph.add_node("report", node("report", nodes.report))
     graph.add_edge(START, "research")
     graph.add_edge("research", "plan")
     graph.add_edge("plan", "replan")
     graph.add_conditional_edges("replan", route_after_replan, ["execute", "report"])
     graph.add_conditional_edges("execute", route_after_execute, ["execute", "report"])
     graph.add_edge("report", END)
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
+    """Wire the nodes and routers into the compiled task graph (with the conversations'
+    checkpointer when runs go on threads)."""
+    graph = StateGraph(TaskState, context_schema=TaskContext)
+    _wire(graph, lambda _, fn: fn)
     return graph.compile(name="task_agent", checkpointer=checkpointer)
+
+
+def build_bound_graph(
+    resolve: Resolver, options: type[Any]
+) -> CompiledStateGraph[TaskState, Any, TaskState, TaskState]:
+    """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
+    its context schema): each node gets `resolve(options)`, a `TaskContext`
+    (core/ask/binding.py; LangGraph Studio through cli/studio.py)."""
+    graph = StateGraph(TaskState, context_schema=options)
+    _wire(graph, RunContexts(resolve, entry="research").bind)
+    return graph.compile(name="task_agent")
 
 
 @dataclass

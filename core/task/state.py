@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import operator
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+# pydantic derives the graphs' JSON schemas (LangGraph Studio's forms) only from this TypedDict
+# on Python 3.11.
+from typing_extensions import TypedDict
 
 from core.ask.memory import remember
 from core.models import Hit

@@ -1,0 +1,127 @@
+"""`zhixing mcp`: an MCP client session (the official SDK's stdio client) on the sample home.
+
+The server is the real `zhixing mcp` process; the client starts it, lists its tools and calls
+them as an IDE agent would. A second session acts as a viewer the knowledge base is closed to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from core.config import Settings
+from core.service import KnowledgeService
+from tests.command import zhixing
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def home(tmp_path, sample_home, embedder) -> Path:
+    """The sample home, with two viewers and a knowledge base only bob may see."""
+    home = tmp_path / "home"
+    shutil.copytree(sample_home, home)
+    with KnowledgeService(Settings(home=home), embedder=embedder) as service:
+        service.add_user("alice", "viewer", "a long enough password")
+        service.add_user("bob", "viewer", "another long password")
+        service.create_kb("audits")
+        service.restrict("audits", ["bob"])
+    return home
+
+
+def _best_connected(home: Path) -> str:
+    with KnowledgeService(Settings(home=home)) as service:
+        return service.graph_view("kb").nodes[0].name
+
+
+def _session(home: Path, calls: list[tuple[str, dict[str, Any]]], *args: str) -> dict[str, Any]:
+    """Start `zhixing mcp ARGS`, list its tools and make the calls; what came back."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ZHIXING_"))}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cli.main", "mcp", *args],
+        env={**env, "ZHIXING_HOME": str(home)},
+        cwd=str(ROOT),
+    )
+    seen: dict[str, Any] = {}
+
+    async def talk() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            seen["tools"] = {t.name: t for t in (await session.list_tools()).tools}
+            seen["calls"] = []
+            for name, arguments in calls:
+                result = await session.call_tool(name, arguments)
+                text = "".join(getattr(c, "text", "") for c in result.content)
+                body = result.structured_content if not result.is_error else None
+                seen["calls"].append((result.is_error, body or _json(text), text))
+
+    async def within_time() -> None:
+        with anyio.fail_after(120):
+            await talk()
+
+    anyio.run(within_time)
+    return seen
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def test_a_client_lists_searches_asks_and_walks_the_graph(home) -> None:
+    entity = _best_connected(home)
+    calls = [
+        ("list_knowledge_bases", {}),
+        ("search", {"query": "idle session timeout", "knowledge_bases": ["kb"], "top_k": 3}),
+        ("ask", {"question": "How long until an idle session expires?", "knowledge_bases": ["kb"]}),
+        ("graph_neighbourhood", {"knowledge_base": "kb", "entity": entity.upper()}),
+        ("ask", {"question": "What is the capital of Mongolia?", "knowledge_bases": ["kb"]}),
+    ]
+    seen = _session(home, calls)
+    assert set(seen["tools"]) == {"list_knowledge_bases", "search", "ask", "graph_neighbourhood"}
+    assert "query" in seen["tools"]["search"].input_schema["properties"]
+    listed, searched, asked, graph, unknown = seen["calls"]
+    assert not any(error for error, _, _ in seen["calls"]), seen["calls"]
+    assert {k["name"] for k in listed[1]["knowledge_bases"]} == {"kb", "audits"}  # the local user
+    hits = searched[1]["hits"]
+    assert 1 <= len(hits) <= 3 and "15 minutes" in hits[0]["text"]
+    assert hits[0]["knowledge_base"] == "kb" and hits[0]["document"].endswith(".md")
+    assert hits[0]["line_start"] >= 1 and hits[0]["chunk_id"] > 0
+    answer = asked[1]
+    assert answer["found"] and "15" in answer["answer"] and answer["citations"]
+    assert answer["rounds"] and answer["rounds"][0]["round"] == 1
+    assert entity in {n["name"] for n in graph[1]["nodes"]} and graph[1]["edges"]
+    assert unknown[1]["found"] is False
+
+
+def test_a_viewer_reads_only_what_is_open_to_them(home) -> None:
+    calls = [
+        ("list_knowledge_bases", {}),
+        ("search", {"query": "anything", "knowledge_bases": ["audits"]}),
+        ("graph_neighbourhood", {"knowledge_base": "kb", "entity": "no such entity at all"}),
+    ]
+    listed, refused, missing = _session(home, calls, "--user", "alice")["calls"]
+    assert [k["name"] for k in listed[1]["knowledge_bases"]] == ["kb"]
+    assert refused[0] and "restricted" in refused[2] and "alice" in refused[2]
+    assert "Traceback" not in refused[2]
+    assert missing[0] and "no entity named" in missing[2]
+
+
+def test_an_unknown_user_is_refused_in_one_sentence(home) -> None:
+    ran = zhixing(home, "mcp", "--user", "mallory")
+    assert ran.returncode == 1 and ran.stdout == ""
+    assert ran.stderr.startswith("zhixing: There is no user named 'mallory'")
+    assert ran.stderr.count("\n") == 1

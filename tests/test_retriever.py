@@ -1,0 +1,99 @@
+"""ZhixingRetriever: a knowledge base built here, read by a LangChain app (an LCEL chain).
+
+The sample home (app/samples, built offline) is searched through the retriever; the chain's
+model is `ChatOpenAI` against the HTTP fake, which answers from the context it was sent.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from langchain_openai import ChatOpenAI
+
+from core.auth import User
+from core.config import Settings
+from core.errors import AccessError, NotFoundError
+from core.retriever import ZhixingRetriever
+from core.service import KnowledgeService
+from tests.fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def home(tmp_path, sample_home):  # noqa: ANN201
+    shutil.copytree(sample_home, tmp_path / "home")
+    return tmp_path / "home"
+
+
+def test_documents_carry_where_the_text_is(home, monkeypatch) -> None:
+    monkeypatch.delenv("ZHIXING_EMBEDDING", raising=False)
+    retriever = ZhixingRetriever.from_home(home, knowledge_bases=["kb"], top_k=3)
+    try:
+        docs = retriever.invoke("How long until an idle session expires?")
+    finally:
+        retriever.close()
+    assert 1 <= len(docs) <= 3 and all(isinstance(d, Document) for d in docs)
+    top = docs[0]
+    assert "15 minutes" in top.page_content
+    meta = top.metadata
+    assert meta["knowledge_base"] == "kb" and meta["document"].endswith(".md")
+    assert meta["chunk_id"] == int(top.id) > 0
+    assert 1 <= meta["line_start"] <= meta["line_end"] and meta["page"] >= 0
+    assert meta["strategies"] and meta["score"] > 0
+    # The lines named are the lines of the sample that hold the text.
+    sample = ROOT / "app" / "samples" / Path(meta["document"]).name
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    assert "15 minutes" in "\n".join(lines[meta["line_start"] - 1 : meta["line_end"]])
+
+
+def test_the_retriever_feeds_an_lcel_chain_that_answers_from_it(home, monkeypatch) -> None:
+    def from_context(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        rule = re.search(r"[^.\n]*expire[^.\n]*\.", prompt)
+        return f"From the knowledge base: {rule.group(0).strip() if rule else 'nothing'}"
+
+    monkeypatch.delenv("ZHIXING_EMBEDDING", raising=False)
+    retriever = ZhixingRetriever.from_home(home, knowledge_bases=["kb"], top_k=4)
+    prompt = ChatPromptTemplate.from_template(
+        "Answer only from this context.\n\n{context}\n\nQuestion: {question}"
+    )
+
+    def format_docs(docs: list[Document]) -> str:
+        return "\n\n".join(f"[{d.metadata['document']}] {d.page_content}" for d in docs)
+
+    with FakeOpenAI(from_context) as fake:
+        model = ChatOpenAI(model="fake-chat", base_url=fake.url, api_key="sk-test")
+        chain = (
+            {"context": retriever | format_docs, "question": RunnablePassthrough()}
+            | prompt
+            | model
+            | StrOutputParser()
+        )
+        try:
+            answer = chain.invoke("When do idle sessions expire?")
+        finally:
+            retriever.close()
+        sent = fake.requests[-1]["messages"][-1]["content"]
+    assert "java-secure-coding" in sent and "Question: When do idle sessions expire?" in sent
+    assert answer == "From the knowledge base: Idle sessions expire after 15 minutes."
+
+
+def test_a_viewer_retrieves_only_what_they_may_see(home) -> None:
+    with KnowledgeService(Settings(home=home)) as service:
+        service.add_user("alice", "viewer", "a long enough password")
+        service.add_user("bob", "viewer", "another long password")
+        service.restrict("kb", ["alice"])
+        alice = ZhixingRetriever(service=service.as_user(User("alice", "viewer")))
+        bob = ZhixingRetriever(service=service.as_user(User("bob", "viewer")))
+        assert alice.invoke("idle session timeout")
+        assert bob.invoke("idle session timeout") == []  # all he may see: nothing
+        with pytest.raises((NotFoundError, AccessError)):
+            ZhixingRetriever(service=bob.service, knowledge_bases=["kb"]).invoke("timeout")
