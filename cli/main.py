@@ -19,6 +19,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 from cli import mcp_server, serve  # noqa: E402
 from core.build import ProgressEvent
+from core.choices import GraphFormat
 from core.config import Settings
 from core.errors import ZhixingError, internal_error
 from core.logs import close_debug_log, debug_log
@@ -131,8 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the findings as SARIF 2.1.0 (FILE.sarif) or CSV (FILE.csv)",
     )
 
-    graph = sub.add_parser("graph", help="entity graph statistics, or an entity's neighbourhood")
+    graph = sub.add_parser(
+        "graph", help="entity graph statistics, an entity's neighbourhood, or the graph as a file"
+    )
     graph.add_argument("name")
+    graph.add_argument(
+        "--export",
+        type=Path,
+        metavar="FILE",
+        help="write the whole graph to FILE.graphml (yEd, Cytoscape, Gephi) or FILE.gexf (Gephi)",
+    )
     graph.add_argument("--entity", help="an entity name or alias (any language, any case)")
     graph.add_argument("--hops", type=int, default=1)
     graph.add_argument("--limit", type=int, default=60, help="at most this many nodes")
@@ -515,6 +524,8 @@ def _search_batch(
 def _graph(args: argparse.Namespace, settings: Settings) -> int:
     if args.hops < 0:
         raise ZhixingError("--hops must be 0 or more.")
+    if args.export is not None:
+        return _graph_export(args, settings)
     with _service(settings) as svc:
         if args.entity is None:
             stats = svc.graph_stats(args.name)
@@ -539,6 +550,33 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
         print(
             f"  {names[edge.source]} -{edge.type}-> {names[edge.target]}  (weight {edge.weight:g})"
         )
+    return 0
+
+
+def _graph_export(args: argparse.Namespace, settings: Settings) -> int:
+    path: Path = args.export
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in {f.value for f in GraphFormat}:
+        raise ZhixingError(
+            f"{path.name}: --export writes .graphml or .gexf files; name the file so."
+        )
+    if args.entity is not None:
+        raise ZhixingError("--export writes the whole graph; leave out --entity.")
+    if not path.parent.is_dir():
+        raise ZhixingError(
+            f"{path.parent} is not a folder; --export cannot write {path.name} there."
+        )
+    with _service(settings) as svc:
+        data = svc.graph_file(args.name, GraphFormat.parse(suffix))
+        stats = svc.graph_stats(args.name)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    partial.replace(path)  # a failed write never leaves half a file under the asked-for name
+    print(
+        f"Wrote {stats.entities} entities and {stats.relations} relations of {args.name!r}"
+        f" to {path} ({len(data):,} bytes).",
+        file=sys.stderr,
+    )
     return 0
 
 

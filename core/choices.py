@@ -10,13 +10,22 @@ from typing import Self
 
 from core.errors import ZhixingError
 
-__all__ = ["BuildMode", "CellMode", "DocumentState", "JobState", "Strategy", "valid_names"]
+__all__ = [
+    "BuildMode",
+    "CellMode",
+    "DocumentState",
+    "GraphFormat",
+    "JobState",
+    "Strategy",
+    "valid_names",
+]
 
 # How an error names each kind: (one, many).
 _NOUNS = {
     "BuildMode": ("build mode", "build modes"),
     "CellMode": ("cell mode", "cell modes"),
     "DocumentState": ("document state", "document states"),
+    "GraphFormat": ("graph file format", "formats"),
     "JobState": ("job state", "job states"),
     "Strategy": ("search strategy", "strategies"),
 }
@@ -88,3 +97,14 @@ class CellMode(_Choice):
     SEARCH = "search"  # the fused hits only, no answer
     ANSWER = "answer"  # one search, then the grounded answer
     AGENTIC = "agentic"  # the agentic loop: rounds, evidence, answer
+
+
+class GraphFormat(_Choice):
+    """A file format the entity graph exports to (core/graph_file.py), named by its suffix."""
+
+    GRAPHML = "graphml"  # yEd, Cytoscape, Gephi, networkx
+    GEXF = "gexf"  # Gephi
+
+    @property
+    def media_type(self) -> str:
+        return "application/graphml+xml" if self is GraphFormat.GRAPHML else "application/gexf+xml"

@@ -30,6 +30,7 @@ from core.auth import LOCAL, ROLES, User, is_loopback
 from core.build import BuildPipeline, BuildReport, ProgressEvent, ProgressSink, remove_documents
 from core.build.background import BuildJobs, JobBusyError, JobView, LogLine
 from core.build.estimate import BuildEstimate
+from core.choices import GraphFormat
 from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
@@ -603,6 +604,19 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def graph_stats(self, name: str) -> GraphStats:
         return self._graph.stats(self.kb(name).id)
+
+    def graph_file(self, name: str, fmt: GraphFormat | str) -> bytes:
+        """The whole entity graph of a knowledge base as a GraphML or GEXF file (core/graph_file.py)."""
+        from core.graph_file import graph_file
+
+        kb = self.kb(name)
+        entities, relations = self._graph.dump(kb.id)
+        if not entities:
+            raise ZhixingError(
+                f"{kb.name!r} has no entity graph to export; build it with --mode graph"
+                " (增强知识图谱索引) first."
+            )
+        return graph_file(kb.name, entities, relations, GraphFormat.parse(fmt))
 
     def graph_view(
         self,

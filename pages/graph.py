@@ -7,6 +7,7 @@ nothing in an entity's name or description can act as the signed-in user.
 
 from __future__ import annotations
 
+import functools
 import zlib
 
 import streamlit as st
@@ -14,10 +15,12 @@ import streamlit as st
 from app.services import session_service
 from app.strings import graph as T
 from app.widgets import empty_state, guarded, inert, kb_names
+from core.choices import GraphFormat
 from core.models import EntityDetails
 from core.service import KnowledgeService
 
 HEIGHT = 650
+FORMAT_NAMES = {GraphFormat.GRAPHML: "GraphML", GraphFormat.GEXF: "GEXF"}
 
 
 def filters(kb_id: int, types: list[str]) -> tuple[list[str], int, int]:
@@ -43,6 +46,20 @@ def example(service: KnowledgeService, name: str, entities: int, relations: int)
         st.session_state["graph-example"] = cached
     top = cached[1]
     return T.SEARCH_PLACEHOLDER.format(example=top) if top else T.SEARCH_PLACEHOLDER_PLAIN
+
+
+def downloads(service: KnowledgeService, name: str) -> None:
+    """The whole graph as GraphML and GEXF, written only when the button is pressed."""
+    for column, fmt in zip(st.columns(4)[:2], GraphFormat, strict=True):
+        column.download_button(
+            T.DOWNLOAD.format(format=FORMAT_NAMES[fmt]),
+            data=functools.partial(service.graph_file, name, fmt),
+            file_name=f"{name}.{fmt.value}",
+            mime=fmt.media_type,
+            help=T.DOWNLOAD_HELP,
+            on_click="ignore",
+            key=f"graph-download-{fmt.value}",
+        )
 
 
 def details(entity: EntityDetails) -> None:
@@ -115,6 +132,7 @@ def page(service: KnowledgeService) -> None:
     )
     if view.left_out:
         st.info(T.LEFT_OUT.format(shown=len(nodes), left=view.left_out))
+    downloads(service, name)
     # The HTML holds the graph in a nested frame sandboxed to scripts only (core/viz.py).
     st.iframe(view.html, height=HEIGHT)
 

@@ -31,6 +31,10 @@ class ZH:
     UNKNOWN_ENTITY = "知识库「{kb}」里没有名为「{name}」的实体（按名称和别名查找）。"
     NEIGHBOURHOOD = "「{name}」的 {hops} 跳邻域"
     NOTHING_SHOWN = "没有符合筛选条件的实体。可以放宽实体类型或最小度数。"
+    DOWNLOAD = "下载完整图谱（{format}）"
+    DOWNLOAD_HELP = (
+        "整个知识库的全部实体与关系（不受筛选影响），可用 Gephi、yEd、Cytoscape 或 networkx 打开。"
+    )
 
     NODE = "节点详情"
     NODE_PICK = "选择节点"
@@ -76,6 +80,11 @@ class EN(ZH):
     SEARCH_PLACEHOLDER_PLAIN = "Name or alias"
     HOPS = "Hops (K)"
 
+    DOWNLOAD = "Download the whole graph ({format})"
+    DOWNLOAD_HELP = (
+        "Every entity and relation of the knowledge base (filters do not apply), for Gephi, yEd,"
+        " Cytoscape or networkx."
+    )
     STATS = "{entities} entities · {relations} relations · showing {shown} nodes and {edges} edges"
     LEFT_OUT = (
         "Showing the top {shown} nodes by degree; {left} more match but are not shown."

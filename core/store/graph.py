@@ -547,6 +547,34 @@ class GraphStore:
         )
         return [_relation(r) for r in rows]
 
+    def dump(self, kb_id: int) -> tuple[list[StoredEntity], list[StoredRelation]]:
+        """Every entity (with the chunks that mention it) and relation of one knowledge base,
+        in id order: what an export writes."""
+        rows = self.catalog._rows("SELECT * FROM entities WHERE kb_id = ? ORDER BY id", (kb_id,))
+        chunks: dict[int, list[int]] = {}
+        for m in self.catalog._rows(
+            "SELECT DISTINCT m.entity_id, m.chunk_id FROM entity_mentions m"
+            " JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? ORDER BY m.chunk_id",
+            (kb_id,),
+        ):
+            chunks.setdefault(m["entity_id"], []).append(m["chunk_id"])
+        entities = [
+            StoredEntity(
+                id=r["id"],
+                name=r["name"],
+                type=r["type"],
+                description=r["description"],
+                aliases=json.loads(r["aliases"]),
+                attributes=json.loads(r["attributes"]),
+                chunks=chunks.get(r["id"], []),
+            )
+            for r in rows
+        ]
+        relations = self.catalog._rows(
+            "SELECT * FROM relations WHERE kb_id = ? ORDER BY id", (kb_id,)
+        )
+        return entities, [_relation(r) for r in relations]
+
     def relations_of(self, entity_id: int) -> list[StoredRelation]:
         """Every relation of one entity, either direction, strongest first."""
         rows = self.catalog._rows(
