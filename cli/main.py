@@ -22,7 +22,7 @@ from core.build import ProgressEvent
 from core.choices import GraphFormat
 from core.config import Settings
 from core.errors import ZhixingError, internal_error
-from core.logs import close_debug_log, debug_log
+from core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
 from core.models import Hit
 from core.search import STRATEGIES, parse_strategies
 from core.trace import (
@@ -157,7 +157,25 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     serve.add_parsers(sub)
     mcp_server.add_parsers(sub)
+    _add_verbose(parser)
     return parser
+
+
+_VERBOSE_HELP = (
+    "show retries, repaired model replies, fallbacks and timings on stderr as they happen"
+    " (the debug log, $ZHIXING_HOME/logs/zhixing.log, always has them)"
+)
+
+
+def _add_verbose(parser: argparse.ArgumentParser, *, top: bool = True) -> None:
+    """`--verbose` before the command or after it: `zhixing -v ask …` and `zhixing ask … -v`."""
+    # A subcommand's default would overwrite the value parsed before it: SUPPRESS keeps it.
+    default: Any = False if top else argparse.SUPPRESS
+    parser.add_argument("-v", "--verbose", action="store_true", default=default, help=_VERBOSE_HELP)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_verbose(sub, top=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -165,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     action = getattr(args, f"{args.command}_command", None)
     command = f"{args.command} {action}" if action else args.command
     logged: Path | None = None
+    shown = verbose_log(sys.stderr) if args.verbose else None
     try:
         settings = Settings.from_env()
         logged = debug_log(settings.home)
@@ -186,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if logged is not None:
             close_debug_log(logged)
+        if shown is not None:
+            close_verbose_log(shown)
 
 
 def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast

@@ -61,6 +61,11 @@ class Settings:
     # The app's language for whoever has not picked one (ZHIXING_LANGUAGE): "zh", "en", or
     # "auto" = the browser's.
     language: str = "auto"
+    # Opt-in LangSmith tracing (ZHIXING_LANGSMITH_TRACING=true): off, no trace leaves the
+    # machine whatever LANGSMITH_TRACING says; on, runs go to ZHIXING_LANGSMITH_PROJECT at the
+    # endpoint and with the key of LangSmith's own LANGSMITH_ENDPOINT and LANGSMITH_API_KEY.
+    langsmith_tracing: bool = False
+    langsmith_project: str = "zhixing"
     # Build and search knobs (not environment contract, but settable for tests and benchmarks).
     chunk_units: int = 800
     chunk_overlap_units: int = 80
@@ -109,6 +114,15 @@ class Settings:
                 f"ZHIXING_LLM_CONCURRENCY is {concurrency!r}; it must be a positive integer."
             ) from None
         chat_model = env.get("ZHIXING_CHAT_MODEL") or "gpt-4o-mini"
+        tracing = _switch(env, "ZHIXING_LANGSMITH_TRACING")
+        if tracing and not any(
+            env.get(name)
+            for name in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT")
+        ):
+            raise ConfigError(
+                "ZHIXING_LANGSMITH_TRACING is on but LangSmith has no key: set LANGSMITH_API_KEY"
+                " (and LANGSMITH_ENDPOINT for a self-hosted LangSmith), or turn tracing off."
+            )
         return cls(
             home=home,
             milvus_uri=env.get("ZHIXING_MILVUS_URI", ""),
@@ -122,6 +136,8 @@ class Settings:
             structured_output=env.get("ZHIXING_STRUCTURED_OUTPUT") or "json_schema",
             auth_required=env.get("ZHIXING_AUTH", "").lower() == "required",
             language=(env.get("ZHIXING_LANGUAGE") or "auto").strip().lower(),
+            langsmith_tracing=tracing,
+            langsmith_project=env.get("ZHIXING_LANGSMITH_PROJECT") or "zhixing",
         )
 
     def with_home(self, home: Path) -> Settings:
@@ -148,6 +164,19 @@ class Settings:
     @property
     def workers(self) -> int:
         return self.parse_workers or (os.cpu_count() or 1)
+
+
+_ON = ("true", "1", "yes", "on")
+_OFF = ("false", "0", "no", "off", "")
+
+
+def _switch(env: Mapping[str, str], name: str) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    raise ConfigError(f"{name} is {value!r}; use true or false.")
 
 
 def load_saved(home: Path) -> dict[str, str]:

@@ -4,6 +4,10 @@ Front ends (the CLI, the app) call `debug_log(home)` once: Zhixing's own loggers
 `cli.*`, `app.*`) then write everything from DEBUG up to `<home>/logs/zhixing.log` (rotated at 1 MB,
 three kept), through a filter that removes anything shaped like an API key. A user sees one
 sentence; the sentence says the details are here.
+
+`verbose_log(stream)` shows the same records from INFO up as they happen (`zhixing --verbose`):
+retries and their waits, repaired or salvaged model replies, fallbacks, and how long each model
+call, search and build stage took.
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ import logging
 import logging.handlers
 import threading
 from pathlib import Path
+from typing import TextIO
 
-__all__ = ["close_debug_log", "debug_log", "log_path"]
+__all__ = ["close_debug_log", "close_verbose_log", "debug_log", "log_path", "verbose_log"]
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
+_LOGGERS = ("core", "app", "cli")
 _lock = threading.Lock()
 _installed: dict[Path, logging.Handler] = {}
 
@@ -58,13 +64,38 @@ def debug_log(home: Path) -> Path | None:
         handler.setLevel(logging.DEBUG)
         handler.setFormatter(logging.Formatter(_FORMAT))
         handler.addFilter(_Redact())
-        for name in ("core", "app", "cli"):
-            logger = logging.getLogger(name)
-            logger.addHandler(handler)
-            if logger.level == logging.NOTSET or logger.level > logging.DEBUG:
-                logger.setLevel(logging.DEBUG)
+        _attach(handler)
         _installed[path] = handler
         return path
+
+
+def verbose_log(stream: TextIO) -> logging.Handler:
+    """Show Zhixing's records from INFO up on `stream` (a terminal's stderr), one short line
+    each; `close_verbose_log` stops it."""
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.INFO)
+    # On a terminal a line starts by wiping the progress bar it would otherwise run into.
+    wipe = "\r\x1b[K" if stream.isatty() else ""
+    handler.setFormatter(logging.Formatter(wipe + "zhixing %(asctime)s %(message)s", "%H:%M:%S"))
+    handler.addFilter(_Redact())
+    with _lock:
+        _attach(handler)
+    return handler
+
+
+def close_verbose_log(handler: logging.Handler) -> None:
+    with _lock:
+        for name in _LOGGERS:
+            logging.getLogger(name).removeHandler(handler)
+    handler.close()
+
+
+def _attach(handler: logging.Handler) -> None:
+    for name in _LOGGERS:
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        if logger.level == logging.NOTSET or logger.level > handler.level:
+            logger.setLevel(handler.level)
 
 
 def close_debug_log(path: Path) -> None:
@@ -73,6 +104,6 @@ def close_debug_log(path: Path) -> None:
         handler = _installed.pop(path, None)
         if handler is None:
             return
-        for name in ("core", "app", "cli"):
+        for name in _LOGGERS:
             logging.getLogger(name).removeHandler(handler)
         handler.close()

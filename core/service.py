@@ -35,7 +35,7 @@ from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
 from core.llm.protocol import LLM, ToolCallingLLM
-from core.llm.tracing import disable_tracing
+from core.llm.tracing import configure_tracing
 from core.logs import debug_log
 from core.models import (
     BackupSummary,
@@ -112,7 +112,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         background builds when it outlives this service (the app's); else the service has
         its own."""
         self.settings = settings
-        disable_tracing()
+        configure_tracing(settings)
         try:
             settings.home.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -51,8 +51,31 @@ def test_secrets_never_appear_in_the_repr():
         ({"ZHIXING_LLM_CONCURRENCY": "0"}, "positive integer"),
         ({"ZHIXING_STRUCTURED_OUTPUT": "xml"}, "json_schema"),
         ({"ZHIXING_EMBEDDING": "bge"}, "openai:<model>"),
+        ({"ZHIXING_LANGSMITH_TRACING": "maybe"}, "use true or false"),
+        ({"ZHIXING_LANGSMITH_TRACING": "true"}, "set LANGSMITH_API_KEY"),
     ],
 )
 def test_bad_values_get_a_clear_error(env, message):
     with pytest.raises(ConfigError, match=message):
         Settings.from_env(env)
+
+
+def test_langsmith_tracing_is_off_unless_zhixing_is_told():
+    # LangSmith's own switch, set for another project, does not turn it on here.
+    assert not Settings.from_env(
+        {"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "k"}
+    ).langsmith_tracing
+    on = Settings.from_env(
+        {
+            "ZHIXING_LANGSMITH_TRACING": "Yes",
+            "LANGSMITH_API_KEY": "k",
+            "ZHIXING_LANGSMITH_PROJECT": "p",
+        }
+    )
+    assert on.langsmith_tracing and on.langsmith_project == "p"
+    assert (
+        Settings.from_env(
+            {"ZHIXING_LANGSMITH_TRACING": "on", "LANGSMITH_API_KEY": "k"}
+        ).langsmith_project
+        == "zhixing"
+    )

@@ -106,13 +106,14 @@ class _Collector(BaseHTTPRequestHandler):
     """A stand-in LangSmith endpoint: it records every request it gets."""
 
     seen: list[str] = []
+    bodies: list[bytes] = []
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
         pass
 
     def _record(self) -> None:
         length = int(self.headers.get("content-length") or 0)
-        self.rfile.read(length)
+        type(self).bodies.append(self.rfile.read(length))
         type(self).seen.append(f"{self.command} {self.path}")
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -172,6 +173,12 @@ def test_no_trace_leaves_the_machine_even_when_the_environment_asks_for_one(tmp_
         _Collector.seen = []
         _traced("zhixing", _env(tmp_path / "home", **tracing))
         assert _Collector.seen == []
+        # Zhixing's own switch turns it on, into the project it names.
+        opted = {**tracing, "ZHIXING_LANGSMITH_TRACING": "true"}
+        _traced("zhixing", _env(tmp_path / "opted", **opted, ZHIXING_LANGSMITH_PROJECT="kb-trace"))
+        assert any(seen.startswith("POST") for seen in _Collector.seen)
+        sent = b"".join(_Collector.bodies)
+        assert b"What is traced?" in sent and b"kb-trace" in sent
     finally:
         server.shutdown()
 

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -315,6 +316,7 @@ class _Run:
         if previous and previous[1] == unit.sha256 and previous[2] == "indexed":
             self.report.skipped.append(unit.source)
             return
+        started = time.perf_counter()
         try:
             doc = unit.load()
             chunks = chunk_document(
@@ -331,6 +333,13 @@ class _Run:
             log.debug("reading %s failed", unit.source, exc_info=True)
             self._fail(unit, str(internal_error(exc, f"reading {unit.source}")), previous)
             return
+        log.info(
+            "%s: %d pages, %d chunks, read in %.2f s",
+            unit.source,
+            doc.page_count,
+            len(chunks),
+            time.perf_counter() - started,
+        )
         self.report.warnings.extend(doc.warnings)
         if previous:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
@@ -415,6 +424,7 @@ class _Run:
             stage = "entity graph" if self.kb.mode == "graph" else "question index"
             self._event(stage, f"{len(batch)} chunks ({how})", steps=len(batch), force=True)
         items = [item for _, _, _, item in batch]
+        started = time.perf_counter()
         try:
             enriched = self.enricher.enrich(items)
         except (ZhixingError, BuildCancelled):
@@ -436,7 +446,19 @@ class _Run:
             self.p.graph.mark_degraded([chunk_id], reason)
         self.report.rejected = self.enricher.rejections.snapshot()
         self.report.extract_seconds += enriched.extract_seconds
+        log.info(
+            "enriched %d chunks of %s (%s) in %.2f s: %d questions, %d entities, %d degraded",
+            len(batch),
+            self.kb.name,
+            how,
+            time.perf_counter() - started,
+            len(enriched.questions),
+            len(enriched.entities),
+            len(enriched.degraded),
+        )
+        started = time.perf_counter()
         vectors = self._embed([text for *_, text in rows], chunks=len(batch))
+        log.info("embedded %d texts in %.2f s", len(rows), time.perf_counter() - started)
         # Milvus keeps `text` for BM25 only: chunks and questions go in analysed, as queries do.
         return [
             VectorRecord(
@@ -483,7 +505,9 @@ class _Run:
     def _write(self, chunks: int, prepared: Future[Any], finished: list[int]) -> None:
         records = prepared.result()
         self._event("indexing", f"writing {len(records)} vectors", steps=len(records), force=True)
+        started = time.perf_counter()
         self.p.vectors.upsert(self.kb.dimension, records)
+        log.info("wrote %d vectors in %.2f s", len(records), time.perf_counter() - started)
         # A document becomes `indexed` only once every one of its chunks has a vector.
         self.p.catalog.mark_indexed(finished)
         self.indexed_chunks += chunks

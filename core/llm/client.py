@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -196,11 +197,15 @@ class LLMClient:
             else:
                 self.stats.add("cache_hits")
                 return result
+        started = time.perf_counter()
         try:
             result = self._generate(item, rejections)
         except LLMError:
             self.stats.add("failures")
             raise
+        log.info(
+            "%s answered by %s in %.2f s", item.role.name, item.model, time.perf_counter() - started
+        )
         if self.cache is not None:
             self.cache.put(item.key, item.model, result.model_dump(mode="json"))
         return result
@@ -297,13 +302,20 @@ class LLMClient:
         """
         model = self._tool_model(tuple(sorted(t["function"]["name"] for t in tools)), tools)
         with self._slots:
+            started = time.perf_counter()
             try:
-                return run_with_retries(
+                reply = run_with_retries(
                     lambda: model.invoke(list(messages)),
                     self._policy,
                     self.stats,
                     what="tool call",
                 )
+                log.info(
+                    "a tool-calling turn answered by %s in %.2f s",
+                    self.settings.chat_model,
+                    time.perf_counter() - started,
+                )
+                return reply
             except openai.OpenAIError as exc:
                 self.stats.add("failures")
                 raise endpoint_error(

@@ -6,10 +6,13 @@ only see integer knowledge-base ids; names were resolved in the catalog before.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import logging
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from core.choices import Strategy
 from core.embed import Embedder, embed_queries
@@ -52,6 +55,8 @@ AVAILABLE_STRATEGIES = STRATEGIES
 DEFAULT_STRATEGIES = STRATEGIES
 OFFLINE_STRATEGIES = (Strategy.BASIC.value, Strategy.KEYWORD.value)
 
+log = logging.getLogger(__name__)
+
 Ranked = list[list[int]]  # per query, chunk ids best first
 # BM25 searches chunks and the question index; its hits bring their indexed text for the
 # fusion's signal (core/search/signals.py).
@@ -66,6 +71,7 @@ class StrategyLists:
     named: Ranked  # per query, the chunks `keyword` linked by title
     # per query, what BM25's top hits say of it (core/search/signals.py); None without keyword
     signals: list[KeywordSignal | None]
+    seconds: dict[str, float] = field(default_factory=dict)  # per strategy, its wall time
 
     def fuse(self, i: int, params: FusionParams | None = None) -> list[Fused[int]]:
         signal = self.signals[i]
@@ -149,7 +155,17 @@ class SearchEngine:
         depth = max(2 * top_k, 20)
         if rewrites is not None and len(rewrites) != len(queries):
             raise ValueError("search_many needs one rewrite (or None) per query")
+        started = time.perf_counter()
         lists = self.strategy_lists(list(queries), kbs, depth, strategies, rewrites)
+        log.info(
+            "searched %d %s in %d knowledge %s in %.2f s (%s)",
+            len(queries),
+            "query" if len(queries) == 1 else "queries",
+            len(kbs),
+            "base" if len(kbs) == 1 else "bases",
+            time.perf_counter() - started,
+            ", ".join(f"{name} {s:.2f} s" for name, s in lists.seconds.items()),
+        )
         fused = [lists.fuse(i, self.fusion) for i in range(len(queries))]
         if "keyword" in strategies:
             fused = self._link(fused, lists.named, kbs)
@@ -224,6 +240,18 @@ class SearchEngine:
             bm25=lambda texts: self._bm25(dim, list(texts), kbs, depth),
             titles=self.titles,
         )
+        seconds: dict[str, float] = {}
+
+        def timed(name: str, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+            def run() -> Any:
+                start = time.perf_counter()
+                try:
+                    return fn(*args)
+                finally:
+                    seconds[name] = time.perf_counter() - start
+
+            return run
+
         wants_rewrites = {"hyde", "split", "generalize", "keyword"} & set(strategies)
         if given is not None:
             rewrites_f = self._pool.submit(
@@ -231,26 +259,32 @@ class SearchEngine:
             )
         else:
             rewrites_f = self._pool.submit(
-                rewrite_queries, queries, self.llm if wants_rewrites else None
+                timed("rewrites", rewrite_queries, queries, self.llm if wants_rewrites else None)
             )
-        vectors = embed_queries(self.embedder, queries)
-        basic_f = self._pool.submit(runner.basic, vectors)
+        vectors = timed("embedding", embed_queries, self.embedder, queries)()
+        basic_f = self._pool.submit(timed("basic", runner.basic, vectors))
         futures: dict[str, Future[Ranked]] = {}
         if "graph" in strategies:
-            futures["graph"] = self._pool.submit(runner.graph_walk, queries, vectors)
+            futures["graph"] = self._pool.submit(
+                timed("graph", runner.graph_walk, queries, vectors)
+            )
         rewrites = rewrites_f.result()
         keyword_f = (
-            self._pool.submit(runner.keyword, queries, rewrites)
+            self._pool.submit(timed("keyword", runner.keyword, queries, rewrites))
             if "keyword" in strategies
             else None
         )
         if "split" in strategies:
-            futures["split"] = self._pool.submit(runner.split, rewrites)
+            futures["split"] = self._pool.submit(timed("split", runner.split, rewrites))
         if "generalize" in strategies:
-            futures["generalize"] = self._pool.submit(runner.generalize, queries, rewrites)
+            futures["generalize"] = self._pool.submit(
+                timed("generalize", runner.generalize, queries, rewrites)
+            )
         basic = basic_f.result()
         if "hyde" in strategies:  # offline it feeds back the top basic hits
-            futures["hyde"] = self._pool.submit(runner.hyde, queries, rewrites, basic)
+            futures["hyde"] = self._pool.submit(
+                timed("hyde", runner.hyde, queries, rewrites, basic)
+            )
         named: Ranked = runner.named(queries) if "keyword" in strategies else [[] for _ in queries]
         ranked = {name: f.result() for name, f in futures.items()}
         ranked["basic"] = basic
@@ -258,7 +292,7 @@ class SearchEngine:
         if keyword_f is not None:
             ranked["keyword"], found = keyword_f.result()
             signals = list(found)
-        return StrategyLists({name: ranked[name] for name in strategies}, named, signals)
+        return StrategyLists({name: ranked[name] for name in strategies}, named, signals, seconds)
 
     def _bm25(
         self, dim: int, texts: list[str], kbs: Sequence[KnowledgeBase], depth: int
