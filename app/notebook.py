@@ -168,19 +168,20 @@ def _save(service: KnowledgeService, cell_id: str, prefix: str, defaults: Sequen
 
 
 def _run(service: KnowledgeService, cell: NotebookCell) -> NotebookCell:
-    """Run the cell here: the agentic rounds live inside it, a spinner for the others."""
+    """Run the cell here: the agentic rounds live inside it, a spinner for the others; with a
+    model, the answer shows as it is written, until the finished one replaces it."""
+    view = RoundsView(parent=st.container())
     try:
         if cell.mode == "agentic":
-            view = RoundsView(parent=st.container())
-            try:
-                return service.run_cell(cell.id, on_event=view)
-            finally:
-                view.close()
+            return service.run_cell(cell.id, on_event=view)
         with st.spinner(T.SEARCHING):
-            return service.run_cell(cell.id)
+            return service.run_cell(cell.id, on_event=view)
     except Exception as exc:  # the page's boundary: a sentence, never a traceback
         show_error(exc)
         return cell
+    finally:
+        view.close()
+        view.clear_answer()
 
 
 def _result(cell: NotebookCell, *, replay: bool) -> None:

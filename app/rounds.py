@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import streamlit as st
@@ -20,7 +19,15 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from app.strings import recall as T
 from app.widgets import inert
 from core.models import Hit
-from core.trace import AskEvent, EvaluateEvent, MergeEvent, PlanEvent, RefineEvent, RetrieveEvent
+from core.trace import (
+    AnswerTextEvent,
+    AskEvent,
+    EvaluateEvent,
+    MergeEvent,
+    PlanEvent,
+    RefineEvent,
+    RetrieveEvent,
+)
 
 
 def provenance(strategies: Mapping[str, int]) -> str:
@@ -56,24 +63,11 @@ def render_hits(hits: Sequence[Hit], header: str) -> None:
             st.text(hit.text)
 
 
-def _pieces(text: str, size: int = 6, total_s: float = 1.5) -> Iterator[str]:
-    """The text in small pieces, paced so that even a long answer streams in about `total_s`."""
-    parts = [text[i : i + size] for i in range(0, len(text), size)]
-    delay = min(0.02, total_s / max(len(parts), 1))
-    for part in parts:
-        yield part
-        time.sleep(delay)
-
-
-def render_answer(
-    answer: Mapping[str, Any], *, stream: bool = False, hits: Sequence[Hit] = ()
-) -> None:
+def render_answer(answer: Mapping[str, Any], *, hits: Sequence[Hit] = ()) -> None:
     """The answer (`Answer.to_json()`); the not-found sentence is shown exactly, as a notice."""
     text = inert(answer.get("answer", ""))
     if not answer.get("found"):
         st.info(text)
-    elif stream:
-        st.write_stream(_pieces(text))
     else:
         st.markdown(text)
     render_citations(answer.get("citations", []), hits)
@@ -162,6 +156,7 @@ class RoundsView:
         self._parent = parent if parent is not None else st.container()
         self._status: Any = None  # the open round's st.status block
         self._round = 0
+        self._answer: Any = None  # the answer as the model writes it (an st.empty)
 
     def __call__(self, event: AskEvent) -> None:
         """The page's dispatcher of the agentic search's events (core/trace.py)."""
@@ -194,8 +189,19 @@ class RoundsView:
                         evidence=merge.get("evidence", 0), by_aspect=inert(by_aspect) or T.NONE
                     )
                 )
-            case _:  # the answer is shown by the page itself
+            case "answer_text":
+                self.close()
+                if self._answer is None:
+                    self._answer = self._parent.empty()
+                self._answer.markdown(inert(cast(AnswerTextEvent, event)["text"]) + " ▌")
+            case _:  # the finished answer is shown by the page itself
                 pass
+
+    def clear_answer(self) -> None:
+        """Take away the answer shown as it was written: the page shows the finished one."""
+        if self._answer is not None:
+            self._answer.empty()
+            self._answer = None
 
     def close(self) -> None:
         """Mark a round left open (a run that stopped early) as done."""

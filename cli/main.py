@@ -28,6 +28,7 @@ from core.search import STRATEGIES, parse_strategies
 from core.trace import (
     AnalysisEvent,
     AnswerEvent,
+    AnswerTextEvent,
     AskEvent,
     BudgetEvent,
     EvaluateEvent,
@@ -603,6 +604,10 @@ def _graph_export(args: argparse.Namespace, settings: Settings) -> int:
 
 def _print_answer(answer: Any) -> None:
     print(answer.answer)
+    _print_citations(answer)
+
+
+def _print_citations(answer: Any) -> None:
     for c in answer.citations:
         print(f"[{c.n}] {c.document} p.{c.page}: {' '.join(c.text.split())[:160]}")
 
@@ -629,6 +634,8 @@ def _trace_line(event: AskEvent) -> str:
         case "merge":
             m = cast(MergeEvent, event)
             return f"merge: {m['evidence']} pieces of evidence by aspect {m['by_aspect']}"
+        case "answer_text":
+            return f"answer: {len(cast(AnswerTextEvent, event)['text'])} characters written"
         case _:
             a = cast(AnswerEvent, event)
             return f"answer: {'found' if a['found'] else 'not found'}"
@@ -646,13 +653,48 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= args.max_rounds <= 5:
         raise ZhixingError("--max-rounds must be between 1 and 5.")
 
+    live = _LiveAnswer(sys.stdout) if not args.json and sys.stdout.isatty() else None
+    trace = _live(_trace_line)
+
+    def on_event(event: AskEvent) -> None:
+        if event["node"] != "answer_text":
+            trace(event)
+        elif live is not None:
+            live.show(cast(AnswerTextEvent, event)["text"])
+
     with _service(settings) as svc:
-        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=_live(_trace_line))
+        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=on_event)
     if args.json:
         _emit_json(result.to_json())
+    elif live is not None and live.shown:
+        live.finish(result.answer)
     else:
         _print_answer(result.answer)
     return 0
+
+
+class _LiveAnswer:
+    """On a terminal, the answer printed as the model writes it; the final answer then adds
+    what is left (its last citation markers) or, when it differs (a fallback), is printed
+    again in full below a rule."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.shown = ""
+
+    def show(self, text: str) -> None:
+        if text.startswith(self.shown):
+            self.out.write(text[len(self.shown) :])
+            self.out.flush()
+            self.shown = text
+
+    def finish(self, answer: Any) -> None:
+        if answer.answer.startswith(self.shown):
+            print(answer.answer[len(self.shown) :], file=self.out)
+            _print_citations(answer)
+            return
+        print("\n" + "-" * 40, file=self.out)
+        _print_answer(answer)
 
 
 def _task_line(event: TraceEvent) -> str:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.errors import LLMError, LLMOutputError
 from core.llm.prompts import PROMPTS, GroundedAnswer
+from core.llm.protocol import StreamingLLM
 from core.models import Hit
 from core.text.question_words import (
     ENGLISH_FUNCTION_WORDS,
@@ -125,13 +126,19 @@ def grounded_answer(
     llm: LLM | None = None,
     aspects: Sequence[str] = (),
     max_citations: int = 8,
+    on_text: Callable[[str], None] | None = None,
 ) -> Answer:
-    """Answer `question` only from `hits`, citing them inline; say "not found" when they can't."""
+    """Answer `question` only from `hits`, citing them inline; say "not found" when they can't.
+
+    `on_text`, with a model that streams, gets the answer's text so far each time it grows,
+    its citations already numbered as the final answer numbers them; the returned `Answer` is
+    what counts (it may differ: a not-found, or the extractive answer when the model's fails).
+    """
     if not hits:
         return not_found(question)
     if llm is not None:
         try:
-            return _llm_answer(question, hits, llm, max_citations)
+            return _llm_answer(question, hits, llm, max_citations, on_text)
         except LLMError as exc:
             # A reply in the wrong shape twice, an answer with no text or no valid citation,
             # or an endpoint that failed: the extractive answer still works.
@@ -372,6 +379,49 @@ def _citation(
 # --- LLM answer -----------------------------------------------------------------------------
 
 
+class _LiveAnswer:
+    """The answer as the model writes it, numbered as `_llm_answer` will number it.
+
+    The final numbering is the order in which the text first cites each valid hit, so the
+    markers written so far can be numbered now; a marker still open ("[3") waits to close.
+    """
+
+    def __init__(self, hits: int, max_citations: int, on_text: Callable[[str], None]) -> None:
+        self._hits = hits
+        self._max = max_citations
+        self._on_text = on_text
+        self._shown = ""
+
+    def update(self, partial: dict[str, Any]) -> None:
+        text = partial.get("answer")
+        if partial.get("found") is False or not isinstance(text, str):
+            return
+        opened = text.rfind("[")
+        if opened > text.rfind("]"):
+            text = text[:opened]
+        numbered = self._numbered(text).strip()
+        if numbered and numbered != self._shown:
+            self._shown = numbered
+            self._on_text(numbered)
+
+    def _numbered(self, text: str) -> str:
+        order: dict[int, int] = {}
+
+        def rewrite(match: re.Match[str]) -> str:
+            kept = []
+            for n in dict.fromkeys(int(x) for x in re.split(r"[,，]", match.group(1))):
+                if not 1 <= n <= self._hits:
+                    continue
+                if n not in order and len(order) < self._max:
+                    order[n] = len(order) + 1
+                if n in order:
+                    kept.append(order[n])
+            lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
+            return lead + "".join(f"[{k}]" for k in kept) if kept else ""
+
+        return _MARKER.sub(rewrite, text)
+
+
 def grounded_answer_variables(question: str, hits: Sequence[Hit]) -> dict[str, object]:
     """Build the variables of the `grounded_answer` role: the question and the numbered hits."""
     chinese = is_chinese(question)
@@ -387,9 +437,20 @@ def grounded_answer_variables(question: str, hits: Sequence[Hit]) -> dict[str, o
     }
 
 
-def _llm_answer(question: str, hits: Sequence[Hit], llm: LLM, max_citations: int) -> Answer:
+def _llm_answer(
+    question: str,
+    hits: Sequence[Hit],
+    llm: LLM,
+    max_citations: int,
+    on_text: Callable[[str], None] | None = None,
+) -> Answer:
     """One `grounded_answer` call, then check and renumber its citations."""
-    reply = llm.call(PROMPTS["grounded_answer"], grounded_answer_variables(question, hits))
+    role, variables = PROMPTS["grounded_answer"], grounded_answer_variables(question, hits)
+    if on_text is not None and isinstance(llm, StreamingLLM):
+        shown = _LiveAnswer(len(hits), max_citations, on_text)
+        reply = llm.call_streaming(role, variables, shown.update)
+    else:
+        reply = llm.call(role, variables)
     assert isinstance(reply, GroundedAnswer)
     if not reply.found:
         return not_found(question)

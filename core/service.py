@@ -34,7 +34,7 @@ from core.choices import GraphFormat
 from core.config import Settings
 from core.embed import Embedder, make_embedder
 from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
-from core.llm.protocol import LLM, ToolCallingLLM
+from core.llm.protocol import LLM, StreamingLLM, ToolCallingLLM
 from core.llm.tracing import configure_tracing
 from core.logs import debug_log
 from core.models import (
@@ -80,6 +80,7 @@ __all__ = [
     "BuildJobs",
     "BuildReport",
     "Embedder",
+    "GraphFormat",
     "JobBusyError",
     "JobView",
     "KnowledgeService",
@@ -479,9 +480,12 @@ class KnowledgeService(AccessControl, NotebookMixin):
         two direct searches (core/search/engine.py OFFLINE_STRATEGIES)."""
         return self._engine.default_strategies()
 
-    def summarize(self, question: str, hits: Sequence[Hit]) -> Answer:
-        """A grounded answer from these hits only, with citations, or the not-found sentence."""
-        return grounded_answer(question, hits, llm=self.llm)
+    def summarize(
+        self, question: str, hits: Sequence[Hit], *, on_text: Callable[[str], None] | None = None
+    ) -> Answer:
+        """A grounded answer from these hits only, with citations, or the not-found sentence;
+        `on_text` gets the text so far as a model that streams writes it."""
+        return grounded_answer(question, hits, llm=self.llm, on_text=on_text)
 
     def ask(
         self,
@@ -502,7 +506,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         kbs = self.scope(names)
         for kb in kbs:
             self._check_embedder(kb)
-        context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
+        context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds, stream=True)
         started = time.time()
         result = run_agentic(
             question,
@@ -567,15 +571,25 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
 
     def _agent_context(
-        self, kbs: Sequence[KnowledgeBase], *, top_k: int, max_rounds: int
+        self, kbs: Sequence[KnowledgeBase], *, top_k: int, max_rounds: int, stream: bool = False
     ) -> AgentContext:
-        """The agentic loop's dependencies over these knowledge bases (ask and task research)."""
+        """The agentic loop's dependencies over these knowledge bases (ask and task research);
+        `stream`: the answer is shown as the model writes it (`answer_text` events)."""
         return AgentContext(
             retrieve=lambda queries, rewrites: self._engine.search_many(
                 queries, kbs, top_k=top_k, rewrites=rewrites
             ),
             answer=lambda q, evidence, aspects: grounded_answer(
                 q, evidence, llm=self.llm, aspects=aspects
+            ),
+            answer_stream=(
+                (
+                    lambda q, evidence, aspects, on_text: grounded_answer(
+                        q, evidence, llm=self.llm, aspects=aspects, on_text=on_text
+                    )
+                )
+                if stream and isinstance(self.llm, StreamingLLM)
+                else None
             ),
             llm=self.llm,
             neighbours=lambda terms: self._neighbour_names(kbs, terms),

@@ -10,7 +10,7 @@ sentence on the cell (and the cell's earlier result), so a reload shows what wen
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.answer import Answer
@@ -20,7 +20,7 @@ from core.errors import ZhixingError
 from core.models import Hit, KnowledgeBase, Notebook, NotebookCell
 from core.notebook import parse_notebook, to_markdown
 from core.store.notebooks import NotebookStore
-from core.trace import AskSink
+from core.trace import AnswerTextEvent, AskSink
 
 if TYPE_CHECKING:
     from core.ask import AgenticResult
@@ -48,7 +48,13 @@ class NotebookMixin:
             top_k: int = 10,
             strategies: Sequence[str] | None = None,
         ) -> list[Hit]: ...
-        def summarize(self, question: str, hits: Sequence[Hit]) -> Answer: ...
+        def summarize(
+            self,
+            question: str,
+            hits: Sequence[Hit],
+            *,
+            on_text: Callable[[str], None] | None = None,
+        ) -> Answer: ...
         def ask(
             self,
             question: str,
@@ -145,7 +151,13 @@ class NotebookMixin:
         hits = self.search(cell.question, names, top_k=cell.top_k, strategies=strategies)
         answer = None
         if cell.mode == CellMode.ANSWER:
-            answer = self.summarize(cell.question, hits).to_json()
+            sink = on_event
+
+            def show(text: str) -> None:
+                if sink is not None:
+                    sink(AnswerTextEvent(node="answer_text", round=1, text=text))
+
+            answer = self.summarize(cell.question, hits, on_text=show).to_json()
         return {"hits": [h.to_json() for h in hits], "answer": answer, "events": None}
 
     def export_notebook(self, notebook_id: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 __all__ = [
     "AnalysisEvent",
     "AnswerEvent",
+    "AnswerTextEvent",
     "AskEvent",
     "AskSink",
     "BudgetEvent",
@@ -111,7 +112,25 @@ class AnswerEvent(_Phased):
     found: bool
 
 
-AskEvent = PlanEvent | RetrieveEvent | EvaluateEvent | RefineEvent | MergeEvent | AnswerEvent
+class AnswerTextEvent(_Phased):
+    """The answer so far, as the model writes it (with a model that streams), citations already
+    numbered as the final answer numbers them. Shown while it grows, never stored: the
+    `answer` that follows is what counts."""
+
+    node: Literal["answer_text"]
+    round: int
+    text: str
+
+
+AskEvent = (
+    PlanEvent
+    | RetrieveEvent
+    | EvaluateEvent
+    | RefineEvent
+    | MergeEvent
+    | AnswerTextEvent
+    | AnswerEvent
+)
 
 
 # --- the task agent -------------------------------------------------------------------------

@@ -15,9 +15,8 @@ import streamlit as st
 from app.services import session_service
 from app.strings import graph as T
 from app.widgets import empty_state, guarded, inert, kb_names
-from core.choices import GraphFormat
 from core.models import EntityDetails
-from core.service import KnowledgeService
+from core.service import GraphFormat, KnowledgeService
 
 HEIGHT = 650
 FORMAT_NAMES = {GraphFormat.GRAPHML: "GraphML", GraphFormat.GEXF: "GEXF"}

@@ -14,7 +14,9 @@ json_schema / json_object and `tools` for function calling) and `POST /v1/embedd
 in whichever channel the request asked for; a str is sent verbatim as the content; a dict with
 `"_tool_calls": [{"name": ..., "arguments": str | dict}]` is sent as exactly those tool calls,
 arguments verbatim when a str, and `{"_content": text}` as plain content with no tool call).
-`chaos(request_json) -> fault | None` picks a fault for a request when none is queued. The default
+A request with `"stream": true` gets the same reply as server-sent events, the content (or a
+tool call's arguments) in pieces of `stream_piece` characters, `stream_delay_s` apart; a "cut"
+fault then ends the stream half-way. `chaos(request_json) -> fault | None` picks a fault for a request when none is queued. The default
 builds a valid `ChunkKnowledge` from the numbered lines of the prompt. `stop()` makes it "down":
 connections are refused from then on; `start()` again brings it back on the same port (to test
 resuming a build). A "timeout" fault holds the request for `timeout_sleep_s` (or until stop).
@@ -174,7 +176,11 @@ class FakeOpenAI:
         retry_after: str = "0",
         model: str = "fake-model",
         chaos: Callable[[dict[str, Any]], str | None] | None = None,
+        stream_piece: int = 8,
+        stream_delay_s: float = 0.0,
     ) -> None:
+        self.stream_piece = stream_piece
+        self.stream_delay_s = stream_delay_s
         self.responder: Responder = responder or default_responder
         self.chaos = chaos
         self.latency_s = latency_s
@@ -390,6 +396,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(int(fault), {"error": {"message": "The server had an error"}})
             elif fault == "timeout":
                 fake._stopping.wait(fake.timeout_sleep_s)  # the client gives up first
+            elif path == "/v1/chat/completions" and body.get("stream"):
+                completion = fake._chat(body, None if fault == "cut" else fault)
+                self._stream(_stream_chunks(completion, fake.stream_piece), cut=fault == "cut")
             elif fault == "cut":
                 payload = (
                     fake._embeddings(body) if path == "/v1/embeddings" else fake._chat(body, None)
@@ -399,6 +408,26 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(200, fake._embeddings(body))
             else:
                 self._send(200, fake._chat(body, fault))
+
+        def _stream(self, chunks: list[dict[str, Any]], *, cut: bool) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for n, chunk in enumerate(chunks):
+                    if cut and n >= len(chunks) // 2:
+                        self.wfile.flush()
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    data = json.dumps(chunk, ensure_ascii=False)
+                    self.wfile.write(f"data: {data}\n\n".encode())
+                    self.wfile.flush()
+                    if fake.stream_delay_s and fake._stopping.wait(fake.stream_delay_s):
+                        return
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
         def _send(
             self,
@@ -424,3 +453,39 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 pass  # the client already gave up (a timeout test)
 
     return Handler
+
+
+def _stream_chunks(completion: dict[str, Any], piece: int) -> list[dict[str, Any]]:
+    """A chat completion as the `chat.completion.chunk` objects of a stream."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    head = {k: completion[k] for k in ("id", "created", "model")} | {
+        "object": "chat.completion.chunk"
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    calls = message.get("tool_calls") or []
+    for index, call in enumerate(calls):
+        function = call["function"]
+        opening = {"index": index, "id": call["id"], "type": "function"}
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        opening | {"function": {"name": function["name"], "arguments": ""}}
+                    ]
+                }
+            )
+        )
+        arguments = function["arguments"]
+        for start in range(0, len(arguments), piece):
+            part = {"index": index, "function": {"arguments": arguments[start : start + piece]}}
+            chunks.append(chunk({"tool_calls": [part]}))
+    content = message.get("content") or ""
+    for start in range(0, len(content), piece):
+        chunks.append(chunk({"content": content[start : start + piece]}))
+    chunks.append(chunk({}, choice["finish_reason"]))
+    return chunks

@@ -43,6 +43,11 @@ class AgentContext:
 
     retrieve: Callable[[list[str], list[QueryRewrites | None]], list[list[Hit]]]
     answer: Callable[[str, Sequence[Hit], Sequence[str]], AnswerLike]
+    # `answer`, handing the text so far to its last argument as the model writes it; None:
+    # the answer arrives whole (offline, or a caller that shows no live answer).
+    answer_stream: (
+        Callable[[str, Sequence[Hit], Sequence[str], Callable[[str], None]], AnswerLike] | None
+    ) = None
     llm: LLM | None = None
     neighbours: Callable[[Sequence[str]], list[str]] | None = None
     max_rounds: int = 3

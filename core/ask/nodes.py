@@ -37,6 +37,7 @@ from core.text.question_words import asked_kinds, holds, is_cue, is_generic
 from core.text.sentences import Sentence, asks_about_scope, hit_sentences
 from core.trace import (
     AnswerEvent,
+    AnswerTextEvent,
     AskEvent,
     EvaluateEvent,
     MergeEvent,
@@ -448,11 +449,21 @@ def merge(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
 
 def answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Write the answer from the merged evidence (the answerer cites it or says not found)."""
-    result = runtime.context.answer(
-        state["question"], state.get("merged", []), state.get("aspects", [])
+    ctx, n = runtime.context, state["round"]
+    question, evidence, aspects = (
+        state["question"],
+        state.get("merged", []),
+        state.get("aspects", []),
     )
-    _emit(runtime, AnswerEvent(node="answer", round=state["round"], found=bool(result.found)))
-    question = state["question"]
+    if ctx.answer_stream is not None:
+
+        def show(text: str) -> None:
+            _emit(runtime, AnswerTextEvent(node="answer_text", round=n, text=text))
+
+        result = ctx.answer_stream(question, evidence, aspects, show)
+    else:
+        result = ctx.answer(question, evidence, aspects)
+    _emit(runtime, AnswerEvent(node="answer", round=n, found=bool(result.found)))
     said = str(result.to_json().get("answer", ""))
-    turn = turn_record(state.get("original", question), question, said, runtime.context.kbs)
+    turn = turn_record(state.get("original", question), question, said, ctx.kbs)
     return {"answer": result, "turns": [turn]}

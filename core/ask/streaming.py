@@ -41,7 +41,8 @@ def stream_run(
     for mode, chunk in stream:
         if mode == "custom":  # a node's event (core/trace.py)
             event = cast(TraceEvent, chunk)
-            events.append(event)
+            if event["node"] != "answer_text":  # the answer as it grows: shown, never kept
+                events.append(event)
             if on_event is not None:
                 on_event(event)
         else:  # the state after a step

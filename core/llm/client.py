@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
+from langchain_core.utils.json import parse_partial_json
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
@@ -117,6 +118,21 @@ class LLMClient:
         """
         return self._run(self._prepare(role, variables), rejections)
 
+    def call_streaming(
+        self,
+        role: Prompt,
+        variables: Mapping[str, object],
+        on_partial: Callable[[dict[str, Any]], None],
+        rejections: Rejections | None = None,
+    ) -> BaseModel:
+        """`call`, reading the reply as the model writes it: `on_partial` gets the output's
+        fields parsed so far (a dict, its last string possibly unfinished) each time they grow.
+
+        What it returns is validated exactly as `call`'s is; a reply that needs a repair is
+        repaired without streaming, and a cached output is handed over whole.
+        """
+        return self._run(self._prepare(role, variables), rejections, on_partial)
+
     def call_many(
         self,
         role: Prompt,
@@ -188,7 +204,12 @@ class LLMClient:
         key = cache_key(model, f"{role.system}\n\n{user}", schema)
         return _Prepared(role=role, model=model, system=role.system, user=user, key=key)
 
-    def _run(self, item: _Prepared, rejections: Rejections | None = None) -> BaseModel:
+    def _run(
+        self,
+        item: _Prepared,
+        rejections: Rejections | None = None,
+        on_partial: Callable[[dict[str, Any]], None] | None = None,
+    ) -> BaseModel:
         if self.cache is not None and (hit := self.cache.get(item.key)) is not None:
             try:
                 result = item.role.schema.model_validate(hit)
@@ -196,10 +217,12 @@ class LLMClient:
                 pass  # unreadable under the current schema: ask again and overwrite it
             else:
                 self.stats.add("cache_hits")
+                if on_partial is not None:
+                    on_partial(result.model_dump(mode="json"))
                 return result
         started = time.perf_counter()
         try:
-            result = self._generate(item, rejections)
+            result = self._generate(item, rejections, on_partial)
         except LLMError:
             self.stats.add("failures")
             raise
@@ -210,9 +233,14 @@ class LLMClient:
             self.cache.put(item.key, item.model, result.model_dump(mode="json"))
         return result
 
-    def _generate(self, item: _Prepared, rejections: Rejections | None) -> BaseModel:
+    def _generate(
+        self,
+        item: _Prepared,
+        rejections: Rejections | None,
+        on_partial: Callable[[dict[str, Any]], None] | None = None,
+    ) -> BaseModel:
         messages: list[BaseMessage] = [SystemMessage(item.system), HumanMessage(item.user)]
-        result, problem, reply = self._attempt(item, messages, rejections)
+        result, problem, reply = self._attempt(item, messages, rejections, on_partial)
         if result is not None:
             return result
         self.stats.add("repairs")
@@ -236,7 +264,11 @@ class LLMClient:
         )
 
     def _attempt(
-        self, item: _Prepared, messages: list[BaseMessage], rejections: Rejections | None
+        self,
+        item: _Prepared,
+        messages: list[BaseMessage],
+        rejections: Rejections | None,
+        on_partial: Callable[[dict[str, Any]], None] | None = None,
     ) -> tuple[BaseModel | None, str, str]:
         """Send one request (with transient retries): (validated output | None, problem, reply).
 
@@ -248,6 +280,8 @@ class LLMClient:
 
         def send() -> dict[str, Any]:
             with self._slots:
+                if on_partial is not None:
+                    return self._stream(item, messages, on_partial)
                 return runnable.invoke(messages)
 
         try:
@@ -351,6 +385,73 @@ class LLMClient:
                 self._runnables[("tools", key)] = model
             return model
 
+    def _stream(
+        self,
+        item: _Prepared,
+        messages: list[BaseMessage],
+        on_partial: Callable[[dict[str, Any]], None],
+    ) -> dict[str, Any]:
+        """One streamed request, read into what the structured runnable returns: the reply as
+        `raw`, and `parsed` or the `parsing_error` for the same checks as an unstreamed one."""
+        model = self._streaming_model(item.model, item.role.schema)
+        pieces: list[str] = []
+        shown: dict[str, Any] | None = None
+        for chunk in model.stream(messages):
+            piece = _chunk_text(chunk)
+            if not piece:
+                continue
+            pieces.append(piece)
+            partial = _partial_object("".join(pieces))
+            if partial is not None and partial != shown:
+                shown = partial
+                on_partial(partial)
+        text = "".join(pieces)
+        raw = AIMessage(content=text)
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            return {"raw": raw, "parsed": None, "parsing_error": exc}
+        return {"raw": raw, "parsed": parsed, "parsing_error": None}
+
+    def _streaming_model(self, model: str, schema: type[BaseModel]) -> Runnable:
+        """The chat model asked for the schema the way `self.method` says, to be streamed.
+
+        The response format goes in the request body as it is (`extra_body`): langchain-openai
+        would stream a `response_format` argument through the SDK's parse helper, which sends
+        the whole reply again at the end.
+        """
+        with self._lock:
+            runnable = self._runnables.get(("stream", (model, schema)))
+            if runnable is not None:
+                return runnable
+            llm = ChatOpenAI(
+                model=model,
+                api_key=SecretStr(self.settings.openai_api_key or _PLACEHOLDER_KEY),
+                base_url=self.base_url,
+                timeout=self.timeout_s,
+                max_retries=0,
+                use_responses_api=False,
+            )
+            described = {
+                "name": schema.__name__,
+                "description": (schema.__doc__ or schema.__name__).strip(),
+            }
+            if self.method == "function_calling":
+                tool = {
+                    "type": "function",
+                    "function": described | {"parameters": _schema_json(schema)},
+                }
+                runnable = llm.bind_tools([tool], tool_choice=schema.__name__)
+            elif self.method == "json_mode":
+                runnable = llm.bind(extra_body={"response_format": {"type": "json_object"}})
+            else:
+                format_ = described | {"schema": _schema_json(schema), "strict": False}
+                runnable = llm.bind(
+                    extra_body={"response_format": {"type": "json_schema", "json_schema": format_}}
+                )
+            self._runnables[("stream", (model, schema))] = runnable
+            return runnable
+
     def _runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
         with self._lock:
             runnable = self._runnables.get((model, schema))
@@ -400,6 +501,28 @@ def _reply_text(message: AIMessage) -> str:
     for made in message.tool_calls:
         return json.dumps(made.get("args", {}), ensure_ascii=False)
     return ""
+
+
+def _chunk_text(chunk: Any) -> str:
+    """The text a streamed chunk adds: its content, or its tool call's arguments."""
+    calls = getattr(chunk, "tool_call_chunks", None) or []
+    if calls:
+        return "".join(str(call.get("args") or "") for call in calls)
+    content = getattr(chunk, "content", "")
+    return content if isinstance(content, str) else ""
+
+
+def _partial_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a reply has written so far, closed where it stops; None before it
+    starts (a reply may open with prose or a code fence) or while it cannot be read."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        found = parse_partial_json(text[start:])
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _describe(exc: BaseException) -> str:

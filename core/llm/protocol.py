@@ -7,7 +7,7 @@ model as `LLM` and never imports the client, so reading a type costs no langchai
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from core.llm.boundary import Rejections
     from core.llm.prompts import Prompt
 
-__all__ = ["LLM", "ToolCallingLLM"]
+__all__ = ["LLM", "StreamingLLM", "ToolCallingLLM"]
 
 
 @runtime_checkable
@@ -55,4 +55,19 @@ class ToolCallingLLM(LLM, Protocol):
 
     def invoke_tools(self, messages: Sequence[Any], tools: Sequence[Mapping[str, Any]]) -> Any:
         """One chat turn with `tools` bound; returns the model's message."""
+        ...
+
+
+@runtime_checkable
+class StreamingLLM(LLM, Protocol):
+    """A model whose reply can be read as it is written (the answer, shown as it grows)."""
+
+    def call_streaming(
+        self,
+        role: Prompt,
+        variables: Mapping[str, object],
+        on_partial: Callable[[dict[str, Any]], None],
+        rejections: Rejections | None = None,
+    ) -> BaseModel:
+        """`call`, handing the output's fields parsed so far to `on_partial` as they grow."""
         ...
