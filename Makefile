@@ -24,7 +24,7 @@ run: install
 
 # For the intranet: refuses to start until a user exists (`zhixing user add NAME --role admin`).
 serve: install
-	$(BIN)/python -m cli.main serve --host $(HOST) --port $(PORT)
+	$(BIN)/python -m zhixing.cli.main serve --host $(HOST) --port $(PORT)
 
 # A team on one machine: Milvus Lite's gRPC server beside the app, so `zhixing` commands with
 # ZHIXING_MILVUS_URI=http://127.0.0.1:$(MILVUS_PORT) build while the app serves. The server
@@ -36,7 +36,7 @@ serve-team: install
 	$(BIN)/milvus-lite server --data-dir $(MILVUS_DATA) --host 127.0.0.1 --port $(MILVUS_PORT) & \
 	milvus=$$!; trap 'kill $$milvus' EXIT INT TERM; \
 	for i in $$(seq 60); do $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', $(MILVUS_PORT)), 1)" 2>/dev/null && break; sleep 0.5; done; \
-	$(BIN)/python -m cli.main serve --host $(HOST) --port $(PORT) --milvus-uri http://127.0.0.1:$(MILVUS_PORT)
+	$(BIN)/python -m zhixing.cli.main serve --host $(HOST) --port $(PORT) --milvus-uri http://127.0.0.1:$(MILVUS_PORT)
 
 # Two or more pytest workers (pytest-xdist), one test file per worker at a time: a browser file's
 # tests walk one served app in order. PYTEST_WORKERS=0 runs in this process (for pdb).

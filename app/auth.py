@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.strings import shell as T
-from core.errors import AccessError
-from core.service import LOCAL, KnowledgeService, User, is_loopback
+from zhixing.app.strings import shell as T
+from zhixing.core.errors import AccessError
+from zhixing.core.service import LOCAL, KnowledgeService, User, is_loopback
 
 __all__ = ["current_user", "login_required", "require_login", "sign_out"]
 

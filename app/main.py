@@ -8,22 +8,23 @@ from pathlib import Path
 
 import streamlit as st
 
-# `streamlit run app/main.py` puts app/ on the path, not the project root.
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
+ROOT = Path(__file__).resolve().parents[1]  # the checkout, or the installed package's folder
+try:
+    import zhixing  # noqa: F401 - installed (the wheel, an editable install)
+except ImportError:  # `streamlit run app/main.py` puts app/ on the path, not the checkout
     sys.path.insert(0, str(ROOT))
 
-from app.auth import require_login, sign_out  # noqa: E402
-from app.background import resume_interrupted_once  # noqa: E402
-from app.services import ACTOR_KEY, knowledge_service  # noqa: E402
-from app.strings import LANGUAGE_KEY, LANGUAGE_NAMES, initial_language  # noqa: E402
-from app.strings import shell as T  # noqa: E402
-from app.widgets import inert, sidebar  # noqa: E402
-from core.config import Settings  # noqa: E402
-from core.errors import ZhixingError, internal_error  # noqa: E402
-from core.service import debug_log  # noqa: E402
+from zhixing.app.auth import require_login, sign_out  # noqa: E402
+from zhixing.app.background import resume_interrupted_once  # noqa: E402
+from zhixing.app.services import ACTOR_KEY, knowledge_service  # noqa: E402
+from zhixing.app.strings import LANGUAGE_KEY, LANGUAGE_NAMES, initial_language  # noqa: E402
+from zhixing.app.strings import shell as T  # noqa: E402
+from zhixing.app.widgets import inert, sidebar  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.errors import ZhixingError, internal_error  # noqa: E402
+from zhixing.core.service import debug_log  # noqa: E402
 
-log = logging.getLogger("app.main")
+log = logging.getLogger("zhixing.app.main")
 
 LANGUAGE_USER = "ui-language-user"  # session key: whose saved choice the language is, if anyone's
 

@@ -16,10 +16,10 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from app.strings import recall as T
-from app.widgets import inert
-from core.models import Hit
-from core.trace import (
+from zhixing.app.strings import recall as T
+from zhixing.app.widgets import inert
+from zhixing.core.models import Hit
+from zhixing.core.trace import (
     AnswerTextEvent,
     AskEvent,
     EvaluateEvent,

@@ -12,11 +12,11 @@ from typing import Any, cast
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from app.rounds import RoundsView
-from app.strings import agent as T
-from app.widgets import inert
-from core.service import KnowledgeService
-from core.trace import (
+from zhixing.app.rounds import RoundsView
+from zhixing.app.strings import agent as T
+from zhixing.app.widgets import inert
+from zhixing.core.service import KnowledgeService
+from zhixing.core.trace import (
     AnalysisEvent,
     AskEvent,
     BudgetEvent,

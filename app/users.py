@@ -9,9 +9,9 @@ from datetime import datetime
 
 import streamlit as st
 
-from app.strings import settings as T
-from app.widgets import guarded
-from core.service import ROLES, KnowledgeService
+from zhixing.app.strings import settings as T
+from zhixing.app.widgets import guarded
+from zhixing.core.service import ROLES, KnowledgeService
 
 __all__ = ["users_section"]
 

@@ -62,10 +62,10 @@ DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
-from core.ask.nodes import MAX_ASPECTS  # noqa: E402
-from core.config import Settings  # noqa: E402
-from core.search.query_terms import split_query  # noqa: E402
-from core.service import KnowledgeService  # noqa: E402
+from zhixing.core.ask.nodes import MAX_ASPECTS  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.search.query_terms import split_query  # noqa: E402
+from zhixing.core.service import KnowledgeService  # noqa: E402
 
 SAMPLES = sorted((ROOT / "app" / "samples").glob("*.md"))
 CMRC = DATA / "eval" / "cmrc2018-500"
@@ -269,7 +269,7 @@ def _aspects(question: str) -> list[str]:
 def load_answer(before: Path | None) -> Callable[..., Any]:
     """`grounded_answer` of core/answer.py, or of the module copied to `before`."""
     if before is None:
-        from core.answer import grounded_answer
+        from zhixing.core.answer import grounded_answer
 
         return grounded_answer
     spec = importlib.util.spec_from_file_location("answer_before", before)

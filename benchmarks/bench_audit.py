@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.audit import audit_tree, to_csv  # noqa: E402
+from zhixing.core.audit import audit_tree, to_csv  # noqa: E402
 
 ARCHIVE = "benchmark-dev-project.tar.gz"
 EXPECTED = "expected-dev.csv"
@@ -52,9 +52,9 @@ def _agent(data: Path, tmp: Path) -> tuple[Path, float, int]:
     out.csv` runs it: research, plan, the analysis and every subtask. Returns the findings
     file, the run's seconds (the knowledge base is built before the clock starts) and the
     number of findings."""
-    from core.config import Settings
-    from core.service import KnowledgeService
-    from core.task.export import findings_csv
+    from zhixing.core.config import Settings
+    from zhixing.core.service import KnowledgeService
+    from zhixing.core.task.export import findings_csv
 
     docs = data.parent / "docs" / "owasp-cheatsheets"
     with KnowledgeService(Settings(home=tmp / "home")) as svc:

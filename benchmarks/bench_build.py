@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def _zhixing(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ZHIXING_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
+        [sys.executable, "-m", "zhixing.cli.main", *args],
         cwd=ROOT,
         env=env,
         text=True,
@@ -75,9 +75,9 @@ def bench_index_build(home: Path, corpus: Path) -> dict:
 
 def bench_embedding_alone(corpus: Path, limit: int = 1536) -> dict:
     """The built-in model alone on the same passages, to read the build rate against."""
-    from core.build.texts import embedding_text
-    from core.embed import BuiltinEmbedder
-    from core.models import Chunk
+    from zhixing.core.build.texts import embedding_text
+    from zhixing.core.embed import BuiltinEmbedder
+    from zhixing.core.models import Chunk
 
     with corpus.open(encoding="utf-8") as handle:
         records = [json.loads(line) for line, _ in zip(handle, range(limit), strict=False)]
@@ -98,8 +98,8 @@ def bench_embedding_alone(corpus: Path, limit: int = 1536) -> dict:
 
 
 def bench_search(home: Path, corpus: Path, n_queries: int) -> dict:
-    from core.config import Settings
-    from core.service import KnowledgeService
+    from zhixing.core.config import Settings
+    from zhixing.core.service import KnowledgeService
 
     rng = random.Random(7)
     lines = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]

@@ -24,7 +24,7 @@ EVAL = ROOT.parent / "shared" / "data" / "eval"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
-from core.embed import BuiltinEmbedder, E5Embedder, text_units  # noqa: E402
+from zhixing.core.embed import BuiltinEmbedder, E5Embedder, text_units  # noqa: E402
 
 CORPORA = {"en": "hotpotqa-100", "zh": "cmrc2018-500"}
 

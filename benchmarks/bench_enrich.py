@@ -37,11 +37,6 @@ DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
-from core.build.estimate import DEFAULT_RATES, EXTRA_ROLES  # noqa: E402
-from core.config import Settings  # noqa: E402
-from core.embed import BuiltinEmbedder  # noqa: E402
-from core.llm import PROMPTS  # noqa: E402
-from core.service import KnowledgeService  # noqa: E402
 from tests.fake_openai import (  # noqa: E402
     _NUMBERED,
     FakeOpenAI,
@@ -49,6 +44,11 @@ from tests.fake_openai import (  # noqa: E402
     _schema_of,
     default_responder,
 )
+from zhixing.core.build.estimate import DEFAULT_RATES, EXTRA_ROLES  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.embed import BuiltinEmbedder  # noqa: E402
+from zhixing.core.llm import PROMPTS  # noqa: E402
+from zhixing.core.service import KnowledgeService  # noqa: E402
 
 CONCURRENCY = 8
 

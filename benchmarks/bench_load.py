@@ -41,11 +41,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_query import _p, _title_questions  # noqa: E402
 
-from core.build.events import ProgressEvent  # noqa: E402
-from core.config import Settings  # noqa: E402
-from core.embed import BuiltinEmbedder  # noqa: E402
-from core.errors import NotFoundError  # noqa: E402
-from core.service import KnowledgeService  # noqa: E402
+from zhixing.core.build.events import ProgressEvent  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.embed import BuiltinEmbedder  # noqa: E402
+from zhixing.core.errors import NotFoundError  # noqa: E402
+from zhixing.core.service import KnowledgeService  # noqa: E402
 
 KB = "wiki"
 BUILD_KB = "load-build"  # the background build's knowledge base, deleted after each row

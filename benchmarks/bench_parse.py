@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.ingest import chunk_document, parse_file  # noqa: E402
+from zhixing.core.ingest import chunk_document, parse_file  # noqa: E402
 
 ASVS = ("docs", "asvs-4.0.3", "OWASP_ASVS_4.0.3-zh-cn.pdf")
 ANSWER_KEY = ("docs", "asvs-4.0.3", "ASVS_4.0.3-zh-cn.csv")

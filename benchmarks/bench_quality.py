@@ -45,10 +45,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from dev_sets import DEV_SETS, write_dev_set  # noqa: E402
 
-from core.config import Settings  # noqa: E402
-from core.search import STRATEGIES  # noqa: E402
-from core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
-from core.search.fusion import (  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.search import STRATEGIES  # noqa: E402
+from zhixing.core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
+from zhixing.core.search.fusion import (  # noqa: E402
     LINK_RANK,
     RRF_K,
     FusionParams,
@@ -56,7 +56,7 @@ from core.search.fusion import (  # noqa: E402
     fusion_params,
     link_at,
 )
-from core.service import KnowledgeService  # noqa: E402
+from zhixing.core.service import KnowledgeService  # noqa: E402
 
 SHARED_SETS = ("hotpotqa-100", "multihop-rag-500", "cmrc2018-500")
 ALL_SETS = (*SHARED_SETS, *DEV_SETS)

@@ -26,12 +26,12 @@ DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
-from core.config import Settings  # noqa: E402
-from core.embed import BuiltinEmbedder  # noqa: E402
-from core.llm.client import LLMClient  # noqa: E402
-from core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
-from core.service import KnowledgeService  # noqa: E402
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.embed import BuiltinEmbedder  # noqa: E402
+from zhixing.core.llm.client import LLMClient  # noqa: E402
+from zhixing.core.search.engine import OFFLINE_STRATEGIES  # noqa: E402
+from zhixing.core.service import KnowledgeService  # noqa: E402
 
 
 def _questions(path: Path, n: int) -> list[str]:

@@ -1,6 +1,6 @@
 """`python -m cli ...` is `zhixing ...`."""
 
-from cli.main import main
+from zhixing.cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

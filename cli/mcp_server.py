@@ -20,8 +20,8 @@ import argparse
 import logging
 from typing import Any
 
-from core.config import Settings
-from core.errors import NotFoundError, ZhixingError, internal_error
+from zhixing.core.config import Settings
+from zhixing.core.errors import NotFoundError, ZhixingError, internal_error
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +136,8 @@ def _hit(hit: Any) -> dict[str, Any]:
 
 
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from core.auth import User
-    from core.service import KnowledgeService
+    from zhixing.core.auth import User
+    from zhixing.core.service import KnowledgeService
 
     with KnowledgeService(settings) as service:
         caller = service

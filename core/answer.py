@@ -16,20 +16,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.errors import LLMError, LLMOutputError
-from core.llm.prompts import PROMPTS, GroundedAnswer
-from core.llm.protocol import StreamingLLM
-from core.models import Hit
-from core.text.question_words import (
+from zhixing.core.errors import LLMError, LLMOutputError
+from zhixing.core.llm.prompts import PROMPTS, GroundedAnswer
+from zhixing.core.llm.protocol import StreamingLLM
+from zhixing.core.models import Hit
+from zhixing.core.text.question_words import (
     ENGLISH_FUNCTION_WORDS,
     held_terms,
     is_kind_term,
     question_terms,
 )
-from core.text.sentences import asks_about_scope, clip, hit_sentences
+from zhixing.core.text.sentences import asks_about_scope, clip, hit_sentences
 
 if TYPE_CHECKING:
-    from core.llm.protocol import LLM
+    from zhixing.core.llm.protocol import LLM
 
 __all__ = [
     "NOT_FOUND_EN",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from core.errors import ConfigError
+from zhixing.core.errors import ConfigError
 
 __all__ = [
     "BUILTIN_EMBEDDINGS",

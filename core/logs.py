@@ -1,7 +1,7 @@
 """The debug log: where a traceback goes instead of a user's screen.
 
-Front ends (the CLI, the app) call `debug_log(home)` once: Zhixing's own loggers (`core.*`,
-`cli.*`, `app.*`) then write everything from DEBUG up to `<home>/logs/zhixing.log` (rotated at 1 MB,
+Front ends (the CLI, the app) call `debug_log(home)` once: Zhixing's own loggers (`zhixing.*`:
+core, cli and app) then write everything from DEBUG up to `<home>/logs/zhixing.log` (rotated at 1 MB,
 three kept), through a filter that removes anything shaped like an API key. A user sees one
 sentence; the sentence says the details are here.
 
@@ -21,14 +21,14 @@ from typing import TextIO
 __all__ = ["close_debug_log", "close_verbose_log", "debug_log", "log_path", "verbose_log"]
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
-_LOGGERS = ("core", "app", "cli")
+_LOGGERS = ("zhixing",)
 _lock = threading.Lock()
 _installed: dict[Path, logging.Handler] = {}
 
 
 class _Redact(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        from core.llm.retry import redact
+        from zhixing.core.llm.retry import redact
 
         record.msg = redact(record.getMessage())
         record.args = None

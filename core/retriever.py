@@ -19,8 +19,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from core.config import Settings
-from core.models import Hit
+from zhixing.core.config import Settings
+from zhixing.core.models import Hit
 
 __all__ = ["ZhixingRetriever", "hit_document"]
 
@@ -67,7 +67,7 @@ class ZhixingRetriever(BaseRetriever):
         admits one process."""
         import os
 
-        from core.service import KnowledgeService
+        from zhixing.core.service import KnowledgeService
 
         env = dict(os.environ) if home is None else {**os.environ, "ZHIXING_HOME": str(home)}
         settings = Settings.from_env(env)

@@ -23,21 +23,27 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from core.answer import Answer, grounded_answer
-from core.ask import AgentContext, AgenticResult, run_agentic
-from core.ask.checkpoints import open_checkpointer
-from core.auth import LOCAL, ROLES, User, is_loopback
-from core.build import BuildPipeline, BuildReport, ProgressEvent, ProgressSink, remove_documents
-from core.build.background import BuildJobs, JobBusyError, JobView, LogLine
-from core.build.estimate import BuildEstimate
-from core.choices import GraphFormat
-from core.config import Settings
-from core.embed import Embedder, make_embedder
-from core.errors import AccessError, NotFoundError, StoreError, ZhixingError
-from core.llm.protocol import LLM, StreamingLLM, ToolCallingLLM
-from core.llm.tracing import configure_tracing
-from core.logs import debug_log
-from core.models import (
+from zhixing.core.answer import Answer, grounded_answer
+from zhixing.core.ask import AgentContext, AgenticResult, run_agentic
+from zhixing.core.ask.checkpoints import open_checkpointer
+from zhixing.core.auth import LOCAL, ROLES, User, is_loopback
+from zhixing.core.build import (
+    BuildPipeline,
+    BuildReport,
+    ProgressEvent,
+    ProgressSink,
+    remove_documents,
+)
+from zhixing.core.build.background import BuildJobs, JobBusyError, JobView, LogLine
+from zhixing.core.build.estimate import BuildEstimate
+from zhixing.core.choices import GraphFormat
+from zhixing.core.config import Settings
+from zhixing.core.embed import Embedder, make_embedder
+from zhixing.core.errors import AccessError, NotFoundError, StoreError, ZhixingError
+from zhixing.core.llm.protocol import LLM, StreamingLLM, ToolCallingLLM
+from zhixing.core.llm.tracing import configure_tracing
+from zhixing.core.logs import debug_log
+from zhixing.core.models import (
     BackupSummary,
     ChunkRef,
     Conversation,
@@ -55,21 +61,21 @@ from core.models import (
     StoredDocument,
     Turn,
 )
-from core.search import STRATEGIES, SearchEngine
-from core.service_access import AccessControl
-from core.service_notebook import NotebookMixin
-from core.store import Catalog, VectorStore
-from core.store.graph import GraphStore
-from core.store.notebooks import NotebookStore
-from core.store.runs import RunStore
-from core.store.users import UserStore
-from core.task.workspace import ARCHIVE_SUFFIXES
-from core.trace import AskSink, EventSink
+from zhixing.core.search import STRATEGIES, SearchEngine
+from zhixing.core.service_access import AccessControl
+from zhixing.core.service_notebook import NotebookMixin
+from zhixing.core.store import Catalog, VectorStore
+from zhixing.core.store.graph import GraphStore
+from zhixing.core.store.notebooks import NotebookStore
+from zhixing.core.store.runs import RunStore
+from zhixing.core.store.users import UserStore
+from zhixing.core.task.workspace import ARCHIVE_SUFFIXES
+from zhixing.core.trace import AskSink, EventSink
 
 if TYPE_CHECKING:
-    from core.backup import Stores
-    from core.build.durable import JobRecord
-    from core.task.configuration import TaskContext
+    from zhixing.core.backup import Stores
+    from zhixing.core.build.durable import JobRecord
+    from zhixing.core.task.configuration import TaskContext
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -237,8 +243,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
     def findings_text(findings: Sequence[Mapping[str, Any]], kind: str) -> str:
         """A task run's findings (the `run --json` shape) as a SARIF 2.1.0 log ("sarif") or a
         CSV table ("csv"), as `zhixing run --findings` writes them."""
-        from core import __version__
-        from core.task.export import render_findings
+        from zhixing.core import __version__
+        from zhixing.core.task.export import render_findings
 
         return render_findings(findings, kind, __version__)
 
@@ -249,7 +255,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         out of the server's access control. The role is checked before the name, so a viewer
         learns nothing of restricted knowledge bases; `kb` keeps those invisible to non-members.
         """
-        from core.backup import export_kb
+        from zhixing.core.backup import export_kb
 
         self.actor.require("build", "export knowledge bases")
         summary = export_kb(self._stores(), self.kb(name), path)
@@ -258,7 +264,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def import_kb(self, path: Path, *, as_name: str | None = None) -> BackupSummary:
         """Restore an archive as a new knowledge base (re-embedded if the model differs)."""
-        from core.backup import import_kb, read_archive
+        from zhixing.core.backup import import_kb, read_archive
 
         self.authorize("build")
         path = Path(path)
@@ -274,7 +280,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return summary
 
     def _stores(self) -> Stores:
-        from core.backup import Stores
+        from zhixing.core.backup import Stores
 
         return Stores(
             self._catalog, self._vectors, self._graph, self.embedder, self.settings.embed_batch
@@ -334,14 +340,14 @@ class KnowledgeService(AccessControl, NotebookMixin):
     ) -> dict[str, BuildEstimate | None] | None:
         """The LLM and embedding cost of building uploads into a new knowledge base in each mode
         (None when `worth_estimating` is not)."""
-        from core.build.background import estimate
+        from zhixing.core.build.background import estimate
 
         self.actor.require("build", "add documents")
         return estimate(self, uploads, modes)
 
     def worth_estimating(self) -> bool:
         """Whether a build has a cost to show before it runs: LLM calls, or a slow embedder."""
-        from core.build.estimate import worth_estimating
+        from zhixing.core.build.estimate import worth_estimating
 
         return worth_estimating(self._pipeline)
 
@@ -600,7 +606,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
         """Names one hop from the entities the terms name: the offline refiner's new leads."""
-        from core.text.entity_names import normalize_entity_name
+        from zhixing.core.text.entity_names import normalize_entity_name
 
         names: list[str] = []
         for kb in kbs:
@@ -621,7 +627,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def graph_file(self, name: str, fmt: GraphFormat | str) -> bytes:
         """The whole entity graph of a knowledge base as a GraphML or GEXF file (core/graph_file.py)."""
-        from core.graph_file import graph_file
+        from zhixing.core.graph_file import graph_file
 
         kb = self.kb(name)
         entities, relations = self._graph.dump(kb.id)
@@ -645,8 +651,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
         """What the graph page draws: the `cap` best-connected entities of the given types and
         degree, or the `hops`-neighbourhood of the entity `query` names; drawn as HTML that runs
         in a sandbox with no same-origin (core/viz.py)."""
-        from core.text.entity_names import normalize_entity_name
-        from core.viz import GraphEdge, GraphNode, render_graph
+        from zhixing.core.text.entity_names import normalize_entity_name
+        from zhixing.core.viz import GraphEdge, GraphNode, render_graph
 
         kb = self.kb(name)
         stats = self._graph.stats(kb.id)
@@ -741,7 +747,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     ) -> Neighbourhood:
         """The K-hop neighbourhood of an entity: nodes (with the chunks that mention them) and
         edges (`to_json` is the `graph --json` shape of docs/architecture.md §9)."""
-        from core.text.entity_names import normalize_entity_name
+        from zhixing.core.text.entity_names import normalize_entity_name
 
         kb = self.kb(name)
         seeds = self._graph.find_entities(kb.id, normalize_entity_name(entity))
@@ -787,7 +793,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         and, like an unpacked archive, removed when the run ends. In one of the actor's
         conversations the run is stored there and researched with the earlier tasks in mind.
         """
-        from core.task.workspace import Workspace, open_workspace
+        from zhixing.core.task.workspace import Workspace, open_workspace
 
         if not task.strip():
             raise ZhixingError("The task is empty.")
@@ -822,7 +828,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     ) -> TaskContext:
         """The task agent's dependencies over the named knowledge bases, with a workspace
         folder or none, for a caller that runs the graph itself (cli/studio.py)."""
-        from core.task.workspace import open_workspace
+        from zhixing.core.task.workspace import open_workspace
 
         kbs = self.scope(names)
         if not kbs:
@@ -839,7 +845,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     def _task_context(
         self, kbs: Sequence[KnowledgeBase], workspace: Any, top_k: int, max_rounds: int
     ) -> TaskContext:
-        from core.task.configuration import TaskContext
+        from zhixing.core.task.configuration import TaskContext
 
         def research(text: str, sink: AskSink | None) -> AgenticResult:
             context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
@@ -865,7 +871,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         top_k: int,
         thread: str | None,
     ) -> Any:
-        from core.task.flow import run_task
+        from zhixing.core.task.flow import run_task
 
         context = self._task_context(kbs, workspace, top_k, max_rounds)
         started = time.time()
@@ -972,6 +978,6 @@ def _make_llm(
     """The LLM client when an endpoint is configured; None means the offline heuristics."""
     if not settings.llm_configured:
         return None
-    from core.llm import LLMCache, LLMClient
+    from zhixing.core.llm import LLMCache, LLMClient
 
     return LLMClient(settings, LLMCache(catalog), **dict(options or {}))

@@ -13,17 +13,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.answer import Answer
-from core.auth import User
-from core.choices import CellMode, Strategy
-from core.errors import ZhixingError
-from core.models import Hit, KnowledgeBase, Notebook, NotebookCell
-from core.notebook import parse_notebook, to_markdown
-from core.store.notebooks import NotebookStore
-from core.trace import AnswerTextEvent, AskSink
+from zhixing.core.answer import Answer
+from zhixing.core.auth import User
+from zhixing.core.choices import CellMode, Strategy
+from zhixing.core.errors import ZhixingError
+from zhixing.core.models import Hit, KnowledgeBase, Notebook, NotebookCell
+from zhixing.core.notebook import parse_notebook, to_markdown
+from zhixing.core.store.notebooks import NotebookStore
+from zhixing.core.trace import AnswerTextEvent, AskSink
 
 if TYPE_CHECKING:
-    from core.ask import AgenticResult
+    from zhixing.core.ask import AgenticResult
 
 __all__ = ["MAX_TOP_K", "NotebookMixin"]
 

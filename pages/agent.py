@@ -17,13 +17,13 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from app.rounds import RoundsView, render_answer
-from app.services import session_service
-from app.strings import agent as T
-from app.tasks import TaskView, render_result
-from app.widgets import ROOT, empty_state, guarded, inert, kb_names, show_error
-from core.models import Conversation, Turn
-from core.service import ARCHIVE_SUFFIXES, KnowledgeService
+from zhixing.app.rounds import RoundsView, render_answer
+from zhixing.app.services import session_service
+from zhixing.app.strings import agent as T
+from zhixing.app.tasks import TaskView, render_result
+from zhixing.app.widgets import ROOT, empty_state, guarded, inert, kb_names, show_error
+from zhixing.core.models import Conversation, Turn
+from zhixing.core.service import ARCHIVE_SUFFIXES, KnowledgeService
 
 SAMPLE_PROJECT = ROOT / "samples" / "springboot-shop"
 

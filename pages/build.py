@@ -8,13 +8,21 @@ from typing import Any
 
 import streamlit as st
 
-from app.background import stage_now, stage_text
-from app.services import session_service
-from app.strings import build as T
-from app.strings import shell as SHELL
-from app.widgets import ROOT, SAMPLE_READY, empty_state, guarded, inert, kb_names, show_error
-from core.errors import ZhixingError
-from core.service import BuildEstimate, JobView
+from zhixing.app.background import stage_now, stage_text
+from zhixing.app.services import session_service
+from zhixing.app.strings import build as T
+from zhixing.app.strings import shell as SHELL
+from zhixing.app.widgets import (
+    ROOT,
+    SAMPLE_READY,
+    empty_state,
+    guarded,
+    inert,
+    kb_names,
+    show_error,
+)
+from zhixing.core.errors import ZhixingError
+from zhixing.core.service import BuildEstimate, JobView
 
 MODES = ("graph", "index")
 MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}

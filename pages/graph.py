@@ -12,11 +12,11 @@ import zlib
 
 import streamlit as st
 
-from app.services import session_service
-from app.strings import graph as T
-from app.widgets import empty_state, guarded, inert, kb_names
-from core.models import EntityDetails
-from core.service import GraphFormat, KnowledgeService
+from zhixing.app.services import session_service
+from zhixing.app.strings import graph as T
+from zhixing.app.widgets import empty_state, guarded, inert, kb_names
+from zhixing.core.models import EntityDetails
+from zhixing.core.service import GraphFormat, KnowledgeService
 
 HEIGHT = 650
 FORMAT_NAMES = {GraphFormat.GRAPHML: "GraphML", GraphFormat.GEXF: "GEXF"}

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.notebook import RUN, act, flash, read_settings, settings_inputs, show_cell, show_flash
-from app.services import session_service
-from app.strings import recall as T
-from app.widgets import empty_state, guarded, inert, kb_names
-from core.service import KnowledgeService
+from zhixing.app.notebook import (
+    RUN,
+    act,
+    flash,
+    read_settings,
+    settings_inputs,
+    show_cell,
+    show_flash,
+)
+from zhixing.app.services import session_service
+from zhixing.app.strings import recall as T
+from zhixing.app.widgets import empty_state, guarded, inert, kb_names
+from zhixing.core.service import KnowledgeService
 
 NEW = "recall"  # the new cell's form and its widgets' key prefix
 

@@ -7,12 +7,12 @@ import os
 
 import streamlit as st
 
-from app.services import reload_when_idle, session_service
-from app.strings import settings as T
-from app.users import users_section
-from app.widgets import show_error
-from core.config import Settings, load_saved
-from core.errors import ZhixingError
+from zhixing.app.services import reload_when_idle, session_service
+from zhixing.app.strings import settings as T
+from zhixing.app.users import users_section
+from zhixing.app.widgets import show_error
+from zhixing.core.config import Settings, load_saved
+from zhixing.core.errors import ZhixingError
 
 STRUCTURED = ("json_schema", "function_calling", "json_mode")
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli.main import main
+from zhixing.cli.main import main
 
 __all__ = ["Ran", "zhixing", "zx"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.embed import BuiltinEmbedder
+from zhixing.core.config import Settings
+from zhixing.core.embed import BuiltinEmbedder
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -60,7 +60,7 @@ def settings(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest)
 
 @pytest.fixture
 def service(settings: Settings, embedder: BuiltinEmbedder):
-    from core.service import KnowledgeService
+    from zhixing.core.service import KnowledgeService
 
     svc = KnowledgeService(settings, embedder=embedder)
     yield svc
@@ -74,7 +74,7 @@ def app_home(tmp_path, monkeypatch):
 
     A test that needs a prepared home copies one into it before the app first runs.
     """
-    from app.services import knowledge_service
+    from zhixing.app.services import knowledge_service
 
     home = tmp_path / "home"
     monkeypatch.setenv("ZHIXING_HOME", str(home))
@@ -92,7 +92,7 @@ def app_home(tmp_path, monkeypatch):
 def sample_home(tmp_path_factory, embedder) -> Path:
     """A home with the shipped sample documents (app/samples) in a graph-mode knowledge base
     "kb", built once per run; tests copy it (`shutil.copytree`) rather than change it."""
-    from core.service import KnowledgeService
+    from zhixing.core.service import KnowledgeService
 
     home = tmp_path_factory.mktemp("sample") / "home"
     samples = sorted((Path(__file__).resolve().parents[1] / "app" / "samples").glob("*.md"))

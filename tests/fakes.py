@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from core.errors import LLMError
-from core.llm.boundary import Rejections
-from core.llm.prompts import Prompt
 from tests.fake_openai import FakeOpenAI
+from zhixing.core.errors import LLMError
+from zhixing.core.llm.boundary import Rejections
+from zhixing.core.llm.prompts import Prompt
 
 __all__ = ["FakeOpenAI", "HashEmbedder", "ScriptedLLM"]
 

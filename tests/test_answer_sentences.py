@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import NOT_FOUND_ZH, grounded_answer
-from core.config import Settings
-from core.models import Hit
-from core.service import KnowledgeService
-from core.text.sentences import clip, is_heading, is_scope, sentences_of
+from zhixing.core.answer import NOT_FOUND_ZH, grounded_answer
+from zhixing.core.config import Settings
+from zhixing.core.models import Hit
+from zhixing.core.service import KnowledgeService
+from zhixing.core.text.sentences import clip, is_heading, is_scope, sentences_of
 
 SAMPLES = Path(__file__).resolve().parents[1] / "app" / "samples"
 ZH_SAMPLE = (SAMPLES / "java-secure-coding-zh.md").read_text(encoding="utf-8")

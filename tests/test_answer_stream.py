@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 
-from core.answer import grounded_answer
-from core.config import Settings
-from core.llm import PROMPTS, LLMClient
-from core.llm.prompts import GroundedAnswer
-from core.models import Hit
-from core.service import KnowledgeService
 from tests.command import zhixing
 from tests.fake_openai import FakeOpenAI, default_responder
+from zhixing.cli.main import main as cli_main
+from zhixing.core.answer import grounded_answer
+from zhixing.core.config import Settings
+from zhixing.core.llm import PROMPTS, LLMClient
+from zhixing.core.llm.prompts import GroundedAnswer
+from zhixing.core.models import Hit
+from zhixing.core.service import KnowledgeService
 
 ANSWER = (
     "Idle sessions expire after 15 minutes [3], and session identifiers are rotated after"
@@ -165,12 +166,10 @@ def test_the_command_prints_the_answer_as_it_is_written_on_a_terminal(tmp_path: 
         assert zhixing(home, "add", "kb", str(doc), env=env).returncode == 0
         terminal = Recording()
         monkeypatch.setattr("sys.stdout", terminal)
-        import cli.main
-
         monkeypatch.setenv("ZHIXING_HOME", str(home))
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        code = cli.main.main(
+        code = cli_main(
             ["ask", "kb", "How long until an idle session expires?", "--max-rounds", "1"]
         )
         monkeypatch.undo()

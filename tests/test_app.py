@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.services import knowledge_service
 from tests.pages import open_page, run
+from zhixing.app.services import knowledge_service
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.ask import nodes
-from core.ask.prompts import ASK_PROMPTS
-from core.ask.state import Evidence
-from core.service import KnowledgeService
 from tests.test_answer_sentences import sample_service  # noqa: F401 (a fixture)
 from tests.test_ask_nodes import hit, runtime
+from zhixing.core.ask import nodes
+from zhixing.core.ask.prompts import ASK_PROMPTS
+from zhixing.core.ask.state import Evidence
+from zhixing.core.service import KnowledgeService
 
 QUESTION = "密码存储和密钥管理有哪些要求？"
 PASSWORDS, KEYS = "密码存储有哪些要求", "密钥管理有哪些要求"

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from core.ask import AgentContext, build_graph, run_agentic
-from core.ask.nodes import normalize_query
-from core.config import Settings
-from core.llm.client import LLMClient
-from core.models import Hit
 from tests.fake_openai import FakeOpenAI, _schema_of
 from tests.test_ask_nodes import PASSWORD, QUESTION, SESSION, FakeAnswerer, hit
+from zhixing.core.ask import AgentContext, build_graph, run_agentic
+from zhixing.core.ask.nodes import normalize_query
+from zhixing.core.config import Settings
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.models import Hit
 
 NOISE = hit(3, "Logging must record authentication failures.", keyword=1)
 

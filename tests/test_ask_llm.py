@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from core.config import Settings
-from core.llm.client import LLMClient
-from core.service import KnowledgeService
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
+from zhixing.core.config import Settings
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.service import KnowledgeService
 
 DOCS = {
     "passwords.md": "# Password storage\n\nPasswords are stored with bcrypt or argon2id, "

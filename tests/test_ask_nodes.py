@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from langgraph.runtime import Runtime
 
-from core.ask import nodes
-from core.ask.configuration import AgentContext
-from core.ask.flow import route_after_evaluate, route_after_refine
-from core.ask.state import Evidence, Query, keep_best_evidence
-from core.errors import ConfigError, LLMError
-from core.llm.protocol import LLM
-from core.models import Hit
 from tests.fakes import ScriptedLLM
+from zhixing.core.ask import nodes
+from zhixing.core.ask.configuration import AgentContext
+from zhixing.core.ask.flow import route_after_evaluate, route_after_refine
+from zhixing.core.ask.state import Evidence, Query, keep_best_evidence
+from zhixing.core.errors import ConfigError, LLMError
+from zhixing.core.llm.protocol import LLM
+from zhixing.core.models import Hit
 
 
 @dataclass

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import NotFoundError
-from core.store.catalog import Catalog
-from core.store.runs import RunStore
+from zhixing.core.errors import NotFoundError
+from zhixing.core.store.catalog import Catalog
+from zhixing.core.store.runs import RunStore
 
 
 @pytest.fixture

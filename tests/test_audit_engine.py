@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.audit import audit_tree
+from zhixing.core.audit import audit_tree
 
 HEAD = """
 import javax.servlet.http.*;

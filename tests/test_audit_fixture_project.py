@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.audit import AuditResult, audit_tree
+from zhixing.core.audit import AuditResult, audit_tree
 
 SHOP = Path(__file__).parent / "fixtures" / "audit" / "shop"
 MARK = re.compile(r"(VULN|SAFE):(\d+)")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.audit import BUILTIN_RULES, AuditFinding, AuditResult, audit_tree
+from zhixing.core.audit import BUILTIN_RULES, AuditFinding, AuditResult, audit_tree
 
 SHOP = Path(__file__).parent / "fixtures" / "audit" / "shop"
 PKG = SHOP / "src/main/java/com/example/shop"

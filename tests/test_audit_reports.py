@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core.audit import BUILTIN_RULES, AuditResult, audit_tree, to_csv, to_sarif
 from tests.conftest import shared
+from zhixing.core.audit import BUILTIN_RULES, AuditResult, audit_tree, to_csv, to_sarif
 
 SHOP = Path(__file__).parent / "fixtures" / "audit" / "shop"
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from core.auth import (
+from zhixing.core.auth import (
     ACCOUNT_MAX_FAILURES,
     FAILURE_WINDOW_S,
     LOCAL,
@@ -19,7 +19,7 @@ from core.auth import (
     is_loopback,
     verify_password,
 )
-from core.errors import AccessError, ConfigError, NotFoundError
+from zhixing.core.errors import AccessError, ConfigError, NotFoundError
 
 VIEWER, EDITOR, ADMIN = User("vera", "viewer"), User("ed", "editor"), User("ada", "admin")
 

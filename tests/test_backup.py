@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from core.backup import TABLES
-from core.config import Settings, save_settings
-from core.errors import ParseError, StoreError
-from core.service import KnowledgeService
-from core.store.analysis import ANALYSIS_VERSION
-from core.store.vectors import KINDS
 from tests.command import zx
 from tests.fakes import FakeOpenAI, HashEmbedder
+from zhixing.core.backup import TABLES
+from zhixing.core.config import Settings, save_settings
+from zhixing.core.errors import ParseError, StoreError
+from zhixing.core.service import KnowledgeService
+from zhixing.core.store.analysis import ANALYSIS_VERSION
+from zhixing.core.store.vectors import KINDS
 
 SECRET = "sk-test-Zx9secretKEY-do-not-leak-0042"
 QUERIES = ("跨站脚本 如何防止", "How is CSRF prevented?", "SQL注入 参数化查询", "CWE-79")

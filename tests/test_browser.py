@@ -405,9 +405,9 @@ XSS_DOC = (
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory, embedder) -> Iterator[tuple[str, dict[str, int]]]:
     """The app, offline, on a home whose document name, text and entities are hostile."""
-    from core.config import Settings
-    from core.extract import normalize_entity_name
-    from core.service import KnowledgeService
+    from zhixing.core.config import Settings
+    from zhixing.core.extract import normalize_entity_name
+    from zhixing.core.service import KnowledgeService
 
     require_chromium()
     root = tmp_path_factory.mktemp("hostile")
@@ -559,8 +559,8 @@ def test_hostile_text_renders_as_text_in_agentic_cells_rounds_and_citations(
 @pytest.fixture(scope="module")
 def gated(tmp_path_factory, embedder) -> Iterator[str]:
     """The app as `zhixing serve` starts it off localhost: logins required, two users."""
-    from core.config import Settings
-    from core.service import KnowledgeService
+    from zhixing.core.config import Settings
+    from zhixing.core.service import KnowledgeService
 
     require_chromium()
     home = tmp_path_factory.mktemp("gated") / "home"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_chromium, serve_app, settle
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.process]
 TIMEOUT_MS = 120_000
@@ -62,7 +62,7 @@ def test_the_command_builds_while_the_served_app_answers_on_one_milvus_server(
         settle(page)
         assert "base.md" in _search(page, "How often do keys rotate?")  # the app has the store
         build = subprocess.Popen(
-            [sys.executable, "-m", "cli.main", "add", "team", str(docs), "--json"],
+            [sys.executable, "-m", "zhixing.cli.main", "add", "team", str(docs), "--json"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -84,7 +84,7 @@ def test_the_command_builds_while_the_served_app_answers_on_one_milvus_server(
         assert "note-7.md" in _search(page, "Which runbook restarts queue worker zebra7?")
         browser.close()
     listed = subprocess.run(
-        [sys.executable, "-m", "cli.main", "docs", "team", "--json"],
+        [sys.executable, "-m", "zhixing.cli.main", "docs", "team", "--json"],
         cwd=ROOT,
         env=env,
         capture_output=True,

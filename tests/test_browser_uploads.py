@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app, settle
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 TIMEOUT_MS = 120_000

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import NotFoundError, StoreError
-from core.search import STRATEGIES
+from zhixing.core.errors import NotFoundError, StoreError
+from zhixing.core.search import STRATEGIES
 
 BOTH_STORES = True  # tests/conftest.py: every test here runs on the Lite file and the server
 

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from core.build import BuildBusyError
-from core.build.background import BuildJobs
-from core.build.durable import this_process
-from core.store.catalog import Catalog
+from zhixing.core.build import BuildBusyError
+from zhixing.core.build.background import BuildJobs
+from zhixing.core.build.durable import this_process
+from zhixing.core.store.catalog import Catalog
 
 EN = "# Note {i}\n\nServer {i} must validate input {i} and log audit event {i} with a timestamp.\n"
 
@@ -82,7 +82,7 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
     kb = service.create_kb("kb")
     other = subprocess.Popen(["sleep", "30"])
     try:
-        from core.build.durable import _start_time
+        from zhixing.core.build.durable import _start_time
 
         service._catalog.claim_job(
             kb.id,

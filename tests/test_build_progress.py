@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.build.background import BuildJobs
-from core.build.events import STAGES, ProgressEvent
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.fakes import HashEmbedder
+from zhixing.core.build.background import BuildJobs
+from zhixing.core.build.events import STAGES, ProgressEvent
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 
 def long_document(sections: int = 90) -> bytes:

@@ -8,9 +8,9 @@ import sqlite3
 
 import pytest
 
-from core.choices import BuildMode, DocumentState, JobState, Strategy
-from core.errors import ZhixingError
-from core.search import parse_strategies
+from zhixing.core.choices import BuildMode, DocumentState, JobState, Strategy
+from zhixing.core.errors import ZhixingError
+from zhixing.core.search import parse_strategies
 
 
 def test_a_name_parses_whatever_its_case_and_spaces():

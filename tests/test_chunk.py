@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.ingest import chunk_document, parse_file
-from core.ingest.chunk import count_units, split_sentences
-from core.models import Chunk, Page, ParsedDocument
+from zhixing.core.ingest import chunk_document, parse_file
+from zhixing.core.ingest.chunk import count_units, split_sentences
+from zhixing.core.models import Chunk, Page, ParsedDocument
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "data"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.ingest.structure import heading_of, split_blocks
+from zhixing.core.ingest.structure import heading_of, split_blocks
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.search import STRATEGIES
 from tests.command import zx
 from tests.conftest import shared
+from zhixing.core.search import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ def zx_process(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env.pop("OPENAI_API_KEY", None)
     env.pop("OPENAI_BASE_URL", None)
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
+        [sys.executable, "-m", "zhixing.cli.main", *args],
         cwd=ROOT,
         env=env,
         text=True,

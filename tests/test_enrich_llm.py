@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.fake_openai import FakeOpenAI
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 FAST = {"timeout_s": 1.0, "max_attempts": 3, "backoff_s": 0.01}
 

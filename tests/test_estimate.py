@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.llm import PROMPTS
-from core.service import KnowledgeService
 from tests.fake_openai import _NUMBERED, FakeOpenAI, _prompt_text, _schema_of, default_responder
+from zhixing.core.config import Settings
+from zhixing.core.llm import PROMPTS
+from zhixing.core.service import KnowledgeService
 
 FAST = {"timeout_s": 2.0, "max_attempts": 3, "backoff_s": 0.01}
 ROLE_OF_SCHEMA = {role.schema.__name__: name for name, role in PROMPTS.items()}

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from core.embed import BuiltinEmbedder
-from core.extract import normalize_entity_name, offline_knowledge
-from core.ingest import chunk_document, parse_file
-from core.llm.schemas import ChunkKnowledge
-from core.models import Chunk
 from tests.conftest import shared
+from zhixing.core.embed import BuiltinEmbedder
+from zhixing.core.extract import normalize_entity_name, offline_knowledge
+from zhixing.core.ingest import chunk_document, parse_file
+from zhixing.core.llm.schemas import ChunkKnowledge
+from zhixing.core.models import Chunk
 
 pytestmark = pytest.mark.shared_data
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import core.extract
-from core.extract import normalize_entity_name, offline_knowledge
-from core.llm.schemas import ChunkKnowledge
+import zhixing.core.extract
+from zhixing.core.extract import normalize_entity_name, offline_knowledge
+from zhixing.core.llm.schemas import ChunkKnowledge
 
 ROOT = Path(__file__).resolve().parents[1]
 SELF_REFERENCE = re.compile(
@@ -35,8 +35,12 @@ def entity_types(knowledge: ChunkKnowledge) -> dict[str, str]:
 
 
 def test_the_public_api_is_what_the_build_pipeline_calls() -> None:
-    assert set(core.extract.__all__) == {"MODES", "normalize_entity_name", "offline_knowledge"}
-    assert core.extract.MODES == ("graph", "index")
+    assert set(zhixing.core.extract.__all__) == {
+        "MODES",
+        "normalize_entity_name",
+        "offline_knowledge",
+    }
+    assert zhixing.core.extract.MODES == ("graph", "index")
 
 
 @pytest.mark.parametrize(
@@ -174,7 +178,7 @@ def test_a_clause_that_forbids_or_denies_states_no_typed_relation(text: str) -> 
 
 def test_the_shipped_sample_gets_typed_relations_beside_co_occurrence() -> None:
     """Issue 17: offline, every edge of the sample's graph was `related_to`."""
-    from core.ingest import chunk_document, parse_file
+    from zhixing.core.ingest import chunk_document, parse_file
 
     types: set[str] = set()
     for path in sorted((ROOT / "app" / "samples").glob("*.md")):
@@ -347,7 +351,7 @@ def test_line_ranges_stay_inside_a_tiny_chunk() -> None:
 
 _PROBE = """
 import json, sys, threading
-from core.extract import offline_knowledge
+from zhixing.core.extract import offline_knowledge
 texts = json.loads(sys.stdin.read())
 out = [None] * len(texts)
 def work(i):

@@ -17,11 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from core.build import ProgressEvent
-from core.build.background import BuildJobs
-from core.config import Settings
-from core.service import KnowledgeService
-from core.store import VectorStore
 from tests.fake_openai import FakeOpenAI
 from tests.faults_support import (
     catalog_counts,
@@ -32,6 +27,11 @@ from tests.faults_support import (
     snapshot,
 )
 from tests.test_cli import ROOT
+from zhixing.core.build import ProgressEvent
+from zhixing.core.build.background import BuildJobs
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
+from zhixing.core.store import VectorStore
 
 FAST_LLM = {"max_attempts": 1, "backoff_s": 0.01, "timeout_s": 10}
 
@@ -95,7 +95,7 @@ def _cli_env(home: Path, fake: FakeOpenAI) -> dict[str, str]:
 
 def _cli(home: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
+        [sys.executable, "-m", "zhixing.cli.main", *args],
         cwd=ROOT,
         env=_cli_env(home, fake),
         text=True,
@@ -129,7 +129,7 @@ def test_a_killed_graph_build_resumes_to_exactly_the_uninterrupted_result(tmp_pa
     assert done.returncode == 0, done.stderr
 
     build = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "add", "kg", str(corpus)],
+        [sys.executable, "-m", "zhixing.cli.main", "add", "kg", str(corpus)],
         cwd=ROOT,
         env=_cli_env(killed, fake),
         stdout=subprocess.DEVNULL,
@@ -317,7 +317,9 @@ def test_a_read_only_home_is_refused_in_one_sentence_and_left_intact(tmp_path, f
     _chmod_tree(home, writable=False)
     try:
         for args in (["add", "kg", str(more)], ["kb", "create", "other"]):
-            out = _as_reader_only([sys.executable, "-m", "cli.main", *args], _cli_env(home, fake))
+            out = _as_reader_only(
+                [sys.executable, "-m", "zhixing.cli.main", *args], _cli_env(home, fake)
+            )
             assert out.returncode == 1, out.stderr
             lines = out.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("zhixing: "), out.stderr
@@ -345,7 +347,7 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
     big = graph_corpus(tmp_path / "big.jsonl", 3000)
     largest = max(p.stat().st_size for p in home.rglob("*") if p.is_file())
     out = subprocess.run(
-        [sys.executable, "-m", "cli.main", "add", "kg", str(big)],
+        [sys.executable, "-m", "zhixing.cli.main", "add", "kg", str(big)],
         cwd=ROOT,
         env=_cli_env(home, fake),
         text=True,
@@ -374,7 +376,7 @@ def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tm
 def test_a_home_that_cannot_be_created_gets_one_sentence():
     # Nothing may create folders under /proc, root included.
     result = subprocess.run(
-        [sys.executable, "-m", "cli.main", "kb", "list"],
+        [sys.executable, "-m", "zhixing.cli.main", "kb", "list"],
         cwd=ROOT,
         env={**os.environ, "ZHIXING_HOME": "/proc/zhixing-nowhere/home"},
         capture_output=True,

@@ -1,4 +1,4 @@
-from core.search.fusion import RRF_K, fuse_strategies, fusion_params, reciprocal_rank_fusion
+from zhixing.core.search.fusion import RRF_K, fuse_strategies, fusion_params, reciprocal_rank_fusion
 
 
 def test_rrf_uses_one_based_ranks_with_k_60():
@@ -38,7 +38,7 @@ def test_rrf_of_no_lists_is_empty():
 
 
 def test_expansions_vote_once_so_correlated_rewrites_cannot_outvote_the_direct_searches():
-    from core.search.fusion import fuse_strategies
+    from zhixing.core.search.fusion import fuse_strategies
 
     # Four expansions agree on "x"; basic and keyword agree on "a".
     ranked = {
@@ -71,7 +71,7 @@ def test_a_cross_lingual_query_follows_the_dense_list():
     """An English question over Chinese passages: BM25 matched only a loanword (match near 0,
     hits in the other script), so its list, which shares nothing with dense's, must not push
     dense's hits down; nor where it matched next to nothing in the question's own script."""
-    from core.search.fusion import fuse_strategies, list_weights
+    from zhixing.core.search.fusion import fuse_strategies, list_weights
 
     weights = list_weights({"basic": DENSE, "keyword": BM25}, match=0.05, agreement=0.1)
     assert weights == {"basic": 1.0, "keyword": 0.0}
@@ -83,14 +83,14 @@ def test_a_cross_lingual_query_follows_the_dense_list():
 
 
 def test_an_extractive_query_follows_bm25_and_dense_only_follows():
-    from core.search.fusion import fuse_strategies
+    from zhixing.core.search.fusion import fuse_strategies
 
     fused = fuse_strategies({"basic": DENSE, "keyword": BM25}, match=1.0)
     assert _top(fused, 10) == BM25
 
 
 def test_the_weights_move_monotonically_with_the_match():
-    from core.search.fusion import list_weights
+    from zhixing.core.search.fusion import list_weights
 
     lists = {"basic": DENSE, "keyword": BM25}
     seen = [list_weights(lists, match=m) for m in (0.0, 0.1, 0.3, 0.6, 1.0)]
@@ -104,7 +104,7 @@ def test_the_weights_move_monotonically_with_the_match():
 def test_a_list_that_shares_nothing_with_the_others_still_adds_its_hits():
     """A disjoint list is not punished for disagreeing: it may be the only right one. It adds
     its candidates below the agreeing lists' shared hits and above nothing."""
-    from core.search.fusion import fuse_strategies
+    from zhixing.core.search.fusion import fuse_strategies
 
     shared = ["a", "b", "c"]
     alone = ["z1", "z2", "z3"]
@@ -114,7 +114,7 @@ def test_a_list_that_shares_nothing_with_the_others_still_adds_its_hits():
 
 
 def test_an_empty_list_weighs_nothing_and_changes_nothing():
-    from core.search.fusion import fuse_strategies, list_weights
+    from zhixing.core.search.fusion import fuse_strategies, list_weights
 
     assert list_weights({"basic": [], "keyword": BM25}, match=0.2)["basic"] == 0.0
     with_empty = fuse_strategies({"basic": DENSE, "keyword": BM25, "split": []}, match=0.3)
@@ -128,7 +128,7 @@ def test_an_empty_list_weighs_nothing_and_changes_nothing():
 def test_one_strong_list_and_five_noise_lists():
     """BM25 matched the whole question; dense and four expansions return unrelated chunks
     (each its own noise). The strong list's top five stay the fusion's top five."""
-    from core.search.fusion import fuse_strategies
+    from zhixing.core.search.fusion import fuse_strategies
 
     noise = {
         name: [f"{name}{i}" for i in range(20)]
@@ -142,19 +142,19 @@ def test_one_strong_list_and_five_noise_lists():
 
 
 def test_a_query_with_no_measured_match_fuses_the_direct_lists_alike():
-    from core.search.fusion import list_weights
+    from zhixing.core.search.fusion import list_weights
 
     assert list_weights({"basic": DENSE, "keyword": BM25}) == {"basic": 1.0, "keyword": 1.0}
 
 
 def test_only_zero_weight_lists_still_give_a_ranking():
-    from core.search.fusion import fuse_strategies
+    from zhixing.core.search.fusion import fuse_strategies
 
     assert _top(fuse_strategies({"keyword": BM25}, match=0.0), 10) == BM25
 
 
 def test_a_document_the_question_names_votes_like_a_direct_search():
-    from core.search.fusion import fuse_strategies
+    from zhixing.core.search.fusion import fuse_strategies
 
     ranked = {"basic": ["a", "b", "n"], "keyword": ["b", "a", "n"]}
     assert fuse_strategies(ranked, match=0.6)[0].item in ("a", "b")
@@ -173,7 +173,7 @@ def test_weighted_rrf_scales_each_list():
 
 
 def test_the_match_of_an_english_question_over_chinese_passages_is_near_zero():
-    from core.search.signals import keyword_match
+    from zhixing.core.search.signals import keyword_match
 
     question = "Verify that TLS is used for all client connectivity"
     passages = ["验证所有客户端连接都使用 TLS，并且不会回退到不安全或未加密的通信。"] * 3
@@ -181,8 +181,8 @@ def test_the_match_of_an_english_question_over_chinese_passages_is_near_zero():
 
 
 def test_the_match_grows_with_the_share_of_the_question_the_hits_contain():
-    from core.search.signals import keyword_match
-    from core.store.analysis import bm25_text
+    from zhixing.core.search.signals import keyword_match
+    from zhixing.core.store.analysis import bm25_text
 
     question = "Which magazine was started first, Arthur's Magazine or First for Women?"
     full = bm25_text(
@@ -197,7 +197,7 @@ def test_the_match_grows_with_the_share_of_the_question_the_hits_contain():
 
 
 def test_chinese_questions_match_by_content_bigrams_not_question_words():
-    from core.search.signals import keyword_match, query_terms
+    from zhixing.core.search.signals import keyword_match, query_terms
 
     terms = query_terms("红楼梦的作者是谁？")
     assert "红楼" in terms and "作者" in terms
@@ -221,7 +221,7 @@ def test_bm25_hits_in_another_script_vote_nothing_even_where_acronyms_matched():
     """An English question whose acronym BM25 found in Chinese passages (agreement low): a
     list that agrees with dense on the wrong items must not reorder dense's top (with RRF's
     k = 60 even a small vote for dense's second item would put it first)."""
-    from core.search.fusion import OTHER_SCRIPT, fuse_strategies, list_weights
+    from zhixing.core.search.fusion import OTHER_SCRIPT, fuse_strategies, list_weights
 
     dense = ["right", "near", "d2", "d3", "d4", "d5"]
     bm25 = ["near", "d5", "k2"]  # the acronym's other passages
@@ -237,7 +237,7 @@ def test_bm25_hits_in_another_script_vote_nothing_even_where_acronyms_matched():
 
 
 def _fused(items):
-    from core.search.fusion import Fused
+    from zhixing.core.search.fusion import Fused
 
     return [
         Fused(item, score=1 / (61 + n), ranks={"keyword": n + 1}) for n, item in enumerate(items)
@@ -245,7 +245,7 @@ def _fused(items):
 
 
 def test_the_document_the_top_hit_names_takes_rank_five():
-    from core.search.fusion import link_at
+    from zhixing.core.search.fusion import link_at
 
     fused = _fused(["a", "b", "c", "d", "e", "f", "g"])
     linked = link_at(fused, ["x"])
@@ -262,7 +262,7 @@ def test_the_document_the_top_hit_names_takes_rank_five():
 
 
 def test_a_link_to_a_document_already_in_the_top_five_counts_by_document():
-    from core.search.fusion import link_at
+    from zhixing.core.search.fusion import link_at
 
     document = {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "lead2": 2, "lead6": 6}.get
     fused = _fused(["a", "b", "c", "d", "e", "f"])

@@ -9,15 +9,15 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from core.auth import User
-from core.choices import GraphFormat
-from core.config import Settings
-from core.errors import AccessError, NotFoundError
-from core.graph_file import graph_file
-from core.service import KnowledgeService
-from core.store.graph import StoredEntity, StoredRelation
 from tests.command import zhixing, zx
 from tests.pages import open_page
+from zhixing.core.auth import User
+from zhixing.core.choices import GraphFormat
+from zhixing.core.config import Settings
+from zhixing.core.errors import AccessError, NotFoundError
+from zhixing.core.graph_file import graph_file
+from zhixing.core.service import KnowledgeService
+from zhixing.core.store.graph import StoredEntity, StoredRelation
 
 
 @pytest.fixture

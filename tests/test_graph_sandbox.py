@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import streamlit
 
-from core.viz import GraphEdge, GraphNode, render_graph
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from zhixing.core.viz import GraphEdge, GraphNode, render_graph
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

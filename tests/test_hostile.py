@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from app.widgets import inert
-from core.build.background import BuildJobs, _stage
-from core.config import Settings
-from core.errors import AccessError, StoreError, ZhixingError
-from core.ingest.uploads import UploadRefusedError, check_upload
-from core.llm.check import check_connection
-from core.service import KnowledgeService
-from core.store.vectors import _filter
-from core.task import unpack_archive
 from tests.fake_openai import FakeOpenAI
+from zhixing.app.widgets import inert
+from zhixing.core.build.background import BuildJobs, _stage
+from zhixing.core.config import Settings
+from zhixing.core.errors import AccessError, StoreError, ZhixingError
+from zhixing.core.ingest.uploads import UploadRefusedError, check_upload
+from zhixing.core.llm.check import check_connection
+from zhixing.core.service import KnowledgeService
+from zhixing.core.store.vectors import _filter
+from zhixing.core.task import unpack_archive
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 1024 * 1024
@@ -309,7 +309,7 @@ def test_the_api_key_reaches_no_log_error_stored_row_or_file(
 def test_the_settings_page_never_shows_the_api_key(app_home, monkeypatch, tmp_path: Path):
     from streamlit.testing.v1 import AppTest
 
-    from core.config import save_settings
+    from zhixing.core.config import save_settings
 
     with FakeOpenAI() as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)

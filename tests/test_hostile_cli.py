@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from core.ask.prompts import AgentPlan, RefinedQueries
-from core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
-from core.llm.schemas import ChunkKnowledge
-from core.search.rewrite import QueryRewrites
-from core.task.prompts import RevisedPlan, TaskPlan
 from tests.command import Ran, zhixing
 from tests.fake_openai import FakeOpenAI
 from tests.hostile_llm import ChaosModel
+from zhixing.core.ask.prompts import AgentPlan, RefinedQueries
+from zhixing.core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
+from zhixing.core.llm.schemas import ChunkKnowledge
+from zhixing.core.search.rewrite import QueryRewrites
+from zhixing.core.task.prompts import RevisedPlan, TaskPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from core.answer import NOT_FOUND_EN, NOT_FOUND_ZH
-from core.ask.prompts import AgentPlan, EvidenceVerdict, RefinedQueries
-from core.config import Settings
-from core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
-from core.llm.schemas import ChunkKnowledge
-from core.search.rewrite import QueryRewrites
-from core.service import KnowledgeService
-from core.task.prompts import RevisedPlan, TaskPlan
 from tests.fake_openai import FakeOpenAI, _prompt_text
 from tests.hostile_llm import HostileModel, replies, tool_turns
+from zhixing.core.answer import NOT_FOUND_EN, NOT_FOUND_ZH
+from zhixing.core.ask.prompts import AgentPlan, EvidenceVerdict, RefinedQueries
+from zhixing.core.config import Settings
+from zhixing.core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity
+from zhixing.core.llm.schemas import ChunkKnowledge
+from zhixing.core.search.rewrite import QueryRewrites
+from zhixing.core.service import KnowledgeService
+from zhixing.core.task.prompts import RevisedPlan, TaskPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOP = ROOT / "samples" / "springboot-shop"

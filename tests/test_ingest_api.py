@@ -1,4 +1,4 @@
-"""The public surface of core.ingest: exactly the functions the pipeline and CLI call."""
+"""The public surface of zhixing.core.ingest: exactly the functions the pipeline and CLI call."""
 
 from __future__ import annotations
 
@@ -8,27 +8,27 @@ from pathlib import Path
 
 import pytest
 
-import core.ingest
+import zhixing.core.ingest
 
 ROOT = Path(__file__).parents[1]
 
 
 def test_public_api_is_exactly_the_documented_functions() -> None:
-    assert sorted(core.ingest.__all__) == [
+    assert sorted(zhixing.core.ingest.__all__) == [
         "chunk_document",
         "detect_kind",
         "iter_jsonl",
         "parse_file",
         "sanitize_name",
     ]
-    for name in core.ingest.__all__:
-        assert callable(getattr(core.ingest, name))
-        assert getattr(core.ingest, name).__doc__
+    for name in zhixing.core.ingest.__all__:
+        assert callable(getattr(zhixing.core.ingest, name))
+        assert getattr(zhixing.core.ingest, name).__doc__
 
 
 @pytest.mark.process
 def test_importing_ingest_does_not_import_streamlit() -> None:
-    code = "import sys, core.ingest; print('streamlit' in sys.modules)"
+    code = "import sys, zhixing.core.ingest; print('streamlit' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )

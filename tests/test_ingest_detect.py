@@ -8,8 +8,8 @@ from pathlib import Path
 import docx
 import pytest
 
-from core.errors import ParseError
-from core.ingest import detect_kind
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import detect_kind
 
 SUPPORTED = "supported: PDF, DOCX, Markdown, text, HTML, JSONL"
 

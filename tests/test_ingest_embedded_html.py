@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.errors import ParseError
-from core.ingest import chunk_document, parse_file
-from core.ingest.tables import Cell, spanned_table
-from core.service import KnowledgeService
 from tests.fakes import HashEmbedder
+from zhixing.core.config import Settings
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import chunk_document, parse_file
+from zhixing.core.ingest.tables import Cell, spanned_table
+from zhixing.core.service import KnowledgeService
 
 # A standard converted from Word: the control point spans its rows, the level columns sit
 # under a header spanning them, and the cells hold the tags Word's converter writes.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.ingest import sanitize_name
+from zhixing.core.ingest import sanitize_name
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ParseError
-from core.ingest import iter_jsonl
-from core.models import Page, ParsedDocument
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import iter_jsonl
+from zhixing.core.models import Page, ParsedDocument
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "data"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ParseError
-from core.ingest import parse_file
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import parse_file
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "data"
 IMAGE = "q 200 0 0 200 100 400 cm /Im1 Do Q\n"

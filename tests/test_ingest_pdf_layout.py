@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.ingest.pdf_layout import (
+from zhixing.core.ingest.pdf_layout import (
     Char,
     Line,
     Rule,
@@ -12,7 +12,7 @@ from core.ingest.pdf_layout import (
     build_words,
     reading_order,
 )
-from core.ingest.pdf_tables import find_rule_tables
+from zhixing.core.ingest.pdf_tables import find_rule_tables
 
 
 def chars(text: str, x: float, top: float, *, width: float = 5.0, size: float = 10.0) -> list[Char]:

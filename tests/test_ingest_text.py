@@ -8,8 +8,8 @@ from pathlib import Path
 import docx
 import pytest
 
-from core.errors import ParseError
-from core.ingest import parse_file
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import parse_file
 
 CHINESE = "信息安全技术\n第一章 总则\n第一条 为了规范网络安全等级保护工作，制定本标准。"
 

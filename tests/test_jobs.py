@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.build.background import BuildJobs, JobBusyError
-from core.config import Settings
-from core.errors import ZhixingError
-from core.service import KnowledgeService
+from zhixing.core.build.background import BuildJobs, JobBusyError
+from zhixing.core.config import Settings
+from zhixing.core.errors import ZhixingError
+from zhixing.core.service import KnowledgeService
 
 ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止会话固定攻击。\n".encode()
 EN = b"# Input validation\n\nAll input must be validated on the server before use.\n"

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {"core.service", "core.models", "core.errors", "core.config", "core.trace"}
+ALLOWED = {f"zhixing.core.{m}" for m in ("service", "models", "errors", "config", "trace")}
 PACKAGES = ("core", "app", "cli", "pages")
 STORES = {"_catalog", "_graph", "_users", "_vectors", "_pipeline", "_engine", "_runs", "_jobs"}
 
@@ -24,11 +24,13 @@ def _core_imports(tree: ast.AST) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "core"]
+            found += [
+                (node.lineno, a.name) for a in node.names if a.name.startswith("zhixing.core")
+            ]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "core":
-                found += [(node.lineno, f"core.{a.name}") for a in node.names]
-            elif node.module.startswith("core."):
+            if node.module == "zhixing.core":
+                found += [(node.lineno, f"zhixing.core.{a.name}") for a in node.names]
+            elif node.module.startswith("zhixing.core."):
                 found.append((node.lineno, node.module))
     return found
 
@@ -56,9 +58,10 @@ def test_no_page_reads_a_store_of_the_service():
 def test_the_rule_catches_what_it_forbids():
     """The checks above see a store import and a store read (so they can fail)."""
     tree = ast.parse(
-        "def f(service):\n    from core.store.runs import RunStore\n    return service._catalog"
+        "def f(service):\n    from zhixing.core.store.runs import RunStore\n"
+        "    return service._catalog"
     )
-    assert _core_imports(tree) == [(2, "core.store.runs")]
+    assert _core_imports(tree) == [(2, "zhixing.core.store.runs")]
     assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["_catalog"]
 
 
@@ -72,7 +75,7 @@ def test_the_service_keeps_its_stores_private(service):
 
 
 def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = ["zhixing", *path.relative_to(ROOT).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -145,7 +148,9 @@ def test_no_module_takes_part_in_an_import_cycle():
         for path in sorted((ROOT / package).rglob("*.py"))
     }
     graph = import_graph(sources)
-    assert len(graph) > 100 and graph["core.service"], "the graph sees the project's imports"
+    assert len(graph) > 100 and graph["zhixing.core.service"], (
+        "the graph sees the project's imports"
+    )
     assert cycles(graph) == []
 
 
@@ -162,3 +167,27 @@ def test_the_cycle_check_sees_lazy_and_relative_imports_but_not_typing_ones():
     graph = import_graph(sources)
     assert graph == {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": {"p.a"}, "p.c": set()}
     assert cycles(graph) == [["p.a", "p.b"]]
+
+
+def test_every_module_imports_the_project_by_its_one_name():
+    """`zhixing.core…`, never `core…`: in a checkout both would import, as two copies of every
+    module (two registries, two classes of each error), and the wheel has only the first."""
+    wrong = []
+    for folder in (*PACKAGES, "tests", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Import | ast.ImportFrom):
+                    continue
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if node.level == 0
+                    else []
+                )
+                wrong += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} imports {name}"
+                    for name in names
+                    if name.split(".")[0] in PACKAGES
+                ]
+    assert not wrong, "\n".join(wrong)

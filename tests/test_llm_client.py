@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.errors import LLMError, LLMOutputError
-from core.llm import (
+from tests.fake_openai import FakeOpenAI
+from zhixing.core.config import Settings
+from zhixing.core.errors import LLMError, LLMOutputError
+from zhixing.core.llm import (
     PROMPTS,
     ChunkKnowledge,
     EndpointUnreachableError,
@@ -21,8 +22,7 @@ from core.llm import (
     chunk_knowledge_variables,
     make_client,
 )
-from core.store.catalog import Catalog
-from tests.fake_openai import FakeOpenAI
+from zhixing.core.store.catalog import Catalog
 
 KEY = "sk-test-0123456789abcdefSECRET"
 TEXT = "SQL Injection lets attackers run queries.\nUse Prepared Statements.\n\nSQL注入 可以用参数化查询防止。"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.config import Settings
-from core.embed import Embedder
-from core.errors import ConfigError, LLMError
-from core.llm import OpenAIEmbedder
 from tests.fake_openai import FakeOpenAI
+from zhixing.core.config import Settings
+from zhixing.core.embed import Embedder
+from zhixing.core.errors import ConfigError, LLMError
+from zhixing.core.llm import OpenAIEmbedder
 
 KEY = "sk-embed-0123456789SECRET"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import core.llm
-from core.llm import (
+import zhixing.core.llm
+from zhixing.core.llm import (
     PROMPTS,
     LLMCache,
     cache_key,
@@ -15,7 +15,7 @@ from core.llm import (
     estimate_tokens,
     number_lines,
 )
-from core.store.catalog import Catalog
+from zhixing.core.store.catalog import Catalog
 
 
 def test_number_lines_prefixes_every_line_with_its_one_based_number() -> None:
@@ -80,8 +80,8 @@ def test_the_cache_round_trips_json_in_the_catalog_file(tmp_path: Path) -> None:
 
 
 def test_the_public_surface_is_what_all_lists() -> None:
-    for name in core.llm.__all__:
-        assert hasattr(core.llm, name), name
+    for name in zhixing.core.llm.__all__:
+        assert hasattr(zhixing.core.llm, name), name
     assert {
         "PROMPTS",
         "Prompt",
@@ -90,4 +90,4 @@ def test_the_public_surface_is_what_all_lists() -> None:
         "OpenAIEmbedder",
         "make_client",
         "number_lines",
-    } <= set(core.llm.__all__)
+    } <= set(zhixing.core.llm.__all__)

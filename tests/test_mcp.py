@@ -17,9 +17,9 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.command import zhixing
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def _session(home: Path, calls: list[tuple[str, dict[str, Any]]], *args: str) ->
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ZHIXING_"))}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "cli.main", "mcp", *args],
+        args=["-m", "zhixing.cli.main", "mcp", *args],
         env={**env, "ZHIXING_HOME": str(home)},
         cwd=str(ROOT),
     )

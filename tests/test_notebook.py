@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from core.choices import CellMode
-from core.config import Settings
-from core.errors import NotFoundError, ZhixingError
-from core.notebook import parse_notebook
-from core.service import KnowledgeService
-
 # The same two small knowledge bases as the conversations' tests ("rules" and "finance").
 from tests import test_conversations as conversations  # noqa: E402
+from zhixing.core.choices import CellMode
+from zhixing.core.config import Settings
+from zhixing.core.errors import NotFoundError, ZhixingError
+from zhixing.core.notebook import parse_notebook
+from zhixing.core.service import KnowledgeService
 
 ALICE, BOB = conversations.ALICE, conversations.BOB
 home = conversations.home  # the fixture itself

@@ -8,10 +8,10 @@ from pathlib import Path
 import pymilvus
 import pytest
 
-from cli.main import main
-from core.config import Settings
-from core.logs import log_path
-from core.service import KnowledgeService
+from zhixing.cli.main import main
+from zhixing.core.config import Settings
+from zhixing.core.logs import log_path
+from zhixing.core.service import KnowledgeService
 
 
 @pytest.fixture

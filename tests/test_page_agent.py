@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from app.strings import agent as T
 from tests.pages import open_page, say
+from zhixing.app.strings import agent as T
 
 TASK = "总结 @kb 中关于密码存储的要求"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.pages import open_page
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "对这个 Java SpringBoot 项目进行代码审计，参考 @kb 中的规范"

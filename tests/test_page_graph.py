@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.strings import graph as T
-from core.config import Settings
-from core.service import KnowledgeService
 from tests.pages import open_page, run
+from zhixing.app.strings import graph as T
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "app" / "samples").glob("*.md"))

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.strings import build as B
-from app.strings import settings as S
-from app.strings import shell as T
-from core.config import Settings
-from core.service import KnowledgeService, User
 from tests.pages import MAIN, everything, go, open_page, run, sign_in
+from zhixing.app.strings import build as B
+from zhixing.app.strings import settings as S
+from zhixing.app.strings import shell as T
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService, User
 
 
 def _prepare(home: Path, embedder, users: dict[str, str]) -> None:
@@ -195,7 +195,7 @@ def test_an_identity_no_user_names_is_a_viewer(sso):
 
 
 def test_a_removed_user_loses_their_role_and_knowledge_at_the_next_click(sso):
-    from app.services import knowledge_service
+    from zhixing.app.services import knowledge_service
 
     at = _signed_in_as(ED)
     assert _build_controls(at) and "secret" in everything(at)
@@ -208,7 +208,7 @@ def test_a_removed_user_loses_their_role_and_knowledge_at_the_next_click(sso):
 
 
 def test_removing_the_only_member_of_a_knowledge_base_does_not_open_it_to_everyone(sso):
-    from app.services import knowledge_service
+    from zhixing.app.services import knowledge_service
 
     knowledge_service().restrict("secret", [ED])
     assert "secret" not in everything(_signed_in_as("eve@corp.example"))

@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.strings import settings as T
-from core.config import load_saved, save_settings
 from tests.fake_openai import FakeOpenAI
 from tests.pages import open_page
+from zhixing.app.strings import settings as T
+from zhixing.core.config import load_saved, save_settings
 
 
 @pytest.fixture
 def home(app_home):
     """The app's home; every build this test starts has ended before the service is closed."""
-    from app.background import build_jobs
+    from zhixing.app.background import build_jobs
 
     build_jobs.clear()
     yield app_home
@@ -83,8 +83,8 @@ def _sidebar(at: AppTest) -> str:
 
 @pytest.mark.slow
 def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(home):
-    from app.background import build_jobs
-    from app.services import knowledge_service
+    from zhixing.app.background import build_jobs
+    from zhixing.app.services import knowledge_service
 
     # One LLM call per chunk, one at a time, each 0.6 s: the first build runs for 6 s or more.
     with FakeOpenAI(latency_s=0.6) as before, FakeOpenAI() as after:

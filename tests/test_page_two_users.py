@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.config import Settings
-from core.errors import AccessError
-from core.service import KnowledgeService, User
 from tests.pages import go, open_page, run, say, sign_in
+from zhixing.core.config import Settings
+from zhixing.core.errors import AccessError
+from zhixing.core.service import KnowledgeService, User
 
 LEVELS = """# Password rules
 
@@ -90,7 +90,7 @@ def _slow_build(docs: Path, n: int = 400) -> list[Path]:
 def test_jobs_show_only_to_who_may_see_their_knowledge_base_and_a_viewer_cannot_cancel(
     served,  # noqa: ANN001
 ):
-    from app.services import knowledge_service
+    from zhixing.app.services import knowledge_service
 
     shared = knowledge_service()
     ed = shared.as_user(User("ed", "editor"))

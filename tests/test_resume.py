@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from core.store import VectorStore
 from tests.faults_support import indexed_documents
 from tests.test_cli import ROOT, zx
+from zhixing.core.store import VectorStore
 
 N = 600
 WORDS = ["firewall", "router", "cipher", "token", "session", "kernel", "packet", "audit"]
@@ -37,7 +37,7 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
     zx(home, "kb", "create", "big")
     env = {**os.environ, "ZHIXING_HOME": str(home)}
     build = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "add", "big", str(corpus)],
+        [sys.executable, "-m", "zhixing.cli.main", "add", "big", str(corpus)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

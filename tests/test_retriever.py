@@ -17,12 +17,12 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_openai import ChatOpenAI
 
-from core.auth import User
-from core.config import Settings
-from core.errors import AccessError, NotFoundError
-from core.retriever import ZhixingRetriever
-from core.service import KnowledgeService
 from tests.fake_openai import FakeOpenAI
+from zhixing.core.auth import User
+from zhixing.core.config import Settings
+from zhixing.core.errors import AccessError, NotFoundError
+from zhixing.core.retriever import ZhixingRetriever
+from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
 

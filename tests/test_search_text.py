@@ -7,10 +7,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-from core.config import Settings
-from core.service import KnowledgeService
-from core.store import Catalog
-from core.store.analysis import ANALYSIS_VERSION, bm25_text, readable
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
+from zhixing.core.store import Catalog
+from zhixing.core.store.analysis import ANALYSIS_VERSION, bm25_text, readable
 
 BOTH_STORES = True  # tests/conftest.py
 
@@ -179,8 +179,8 @@ def test_a_multi_hop_question_reaches_the_page_the_top_hit_names(
 def test_a_knowledge_base_built_before_the_bigrams_is_still_found_beside_a_new_one(
     service: KnowledgeService, tmp_path: Path, monkeypatch
 ) -> None:  # noqa: ANN001
-    import core.store.catalog as catalog_module
-    import core.store.vectors as vectors_module
+    import zhixing.core.store.catalog as catalog_module
+    import zhixing.core.store.vectors as vectors_module
 
     (tmp_path / "old.md").write_text("# 旧库\n\n会话令牌在注销后必须失效。\n", encoding="utf-8")
     (tmp_path / "new.md").write_text("# 新库\n\n会话令牌至少有六十四位的熵。\n", encoding="utf-8")

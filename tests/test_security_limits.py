@@ -14,10 +14,10 @@ from pathlib import Path
 import docx
 import pytest
 
-from core.auth import User
-from core.errors import AccessError, ParseError
-from core.ingest import parse_file, pdf, word
 from tests.test_ingest_pdf import make_pdf, text, write
+from zhixing.core.auth import User
+from zhixing.core.errors import AccessError, ParseError
+from zhixing.core.ingest import parse_file, pdf, word
 
 MiB = 2**20
 

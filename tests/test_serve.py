@@ -36,7 +36,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 def _serve(home: Path, host: str, port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", "--host", host, "--port", str(port)],
+        [sys.executable, "-m", "zhixing.cli.main", "serve", "--host", host, "--port", str(port)],
         cwd=ROOT,
         env=_env(home),
         stdout=subprocess.DEVNULL,
@@ -69,7 +69,7 @@ def test_serving_beyond_localhost_without_users_is_refused_with_the_way_out(tmp_
 def test_serve_starts_with_a_user_and_requires_logins(tmp_path):
     home = tmp_path / "home"
     added = subprocess.run(
-        [sys.executable, "-m", "cli.main", "user", "add", "ada", "--role", "admin"]
+        [sys.executable, "-m", "zhixing.cli.main", "user", "add", "ada", "--role", "admin"]
         + ["--password-stdin"],
         cwd=ROOT,
         env=_env(home),
@@ -129,8 +129,8 @@ _TRACED = textwrap.dedent(
     from langchain_core.runnables import RunnableLambda
     from langchain_core.tracers.langchain import wait_for_all_tracers
     if sys.argv[1] == "zhixing":
-        from core.config import Settings
-        from core.service import KnowledgeService
+        from zhixing.core.config import Settings
+        from zhixing.core.service import KnowledgeService
         svc = KnowledgeService(Settings.from_env())
         svc.create_kb("kb")
         svc.ask("What is traced?", ["kb"], max_rounds=1)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from core.config import Settings
-from core.service import KnowledgeService
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
 
 TEAM = "# Passwords\n\nPasswords are hashed with bcrypt at cost 12 before they are stored.\n"
 STAGING = "# Transport\n\nEvery connection uses TLS 1.3; TLS 1.0 and 1.1 are switched off.\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.errors import NotFoundError, StoreError, ZhixingError
-from core.service import KnowledgeService, User
-from core.task.workspace import GREP_TIMEOUT_S, Workspace
+from zhixing.core.config import Settings
+from zhixing.core.errors import NotFoundError, StoreError, ZhixingError
+from zhixing.core.service import KnowledgeService, User
+from zhixing.core.task.workspace import GREP_TIMEOUT_S, Workspace
 
 ED, ALICE = User("ed", "editor"), User("alice", "viewer")
 

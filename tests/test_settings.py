@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings, load_saved, save_settings
-from core.errors import ConfigError
-from core.llm.check import check_connection
 from tests.fake_openai import FakeOpenAI
+from zhixing.core.config import Settings, load_saved, save_settings
+from zhixing.core.errors import ConfigError
+from zhixing.core.llm.check import check_connection
 
 
 def test_saved_settings_apply_unless_the_environment_says_otherwise(tmp_path: Path) -> None:

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-import app.strings
-from app.strings import initial_language
+import zhixing.app.strings
 from tests.pages import open_page, run
+from zhixing.app.strings import initial_language
 
 ROOT = Path(__file__).resolve().parents[1]
 HAN = re.compile(r"[\u3400-\u9fff]")
 # Texts meant to be read by either language's speaker: the language picker's own label, the
 # sample's fixed names, and examples that quote the (bilingual) sample documents.
 BILINGUAL = {"shell.LANGUAGE"}
-MODULES = sorted(m.name for m in pkgutil.iter_modules(app.strings.__path__))
+MODULES = sorted(m.name for m in pkgutil.iter_modules(zhixing.app.strings.__path__))
 
 
 def _public(cls: type) -> dict[str, object]:
@@ -38,7 +38,7 @@ def _texts(value: object) -> list[str]:
 
 @pytest.mark.parametrize("name", MODULES)
 def test_every_text_has_an_english_version_without_chinese_in_it(name: str) -> None:
-    module = importlib.import_module(f"app.strings.{name}")
+    module = importlib.import_module(f"zhixing.app.strings.{name}")
     zh, en = module.ZH, module.EN
     assert issubclass(en, zh)
     for key, value in _public(zh).items():
@@ -56,13 +56,15 @@ def test_every_name_the_pages_use_exists() -> None:
     used: list[tuple[str, str, str]] = []
     for path in [*ROOT.glob("app/*.py"), *ROOT.glob("pages/*.py")]:
         source = path.read_text(encoding="utf-8")
-        for module, alias in re.findall(r"from app\.strings import (\w+) as (\w+)", source):
+        for module, alias in re.findall(
+            r"from zhixing\.app\.strings import (\w+) as (\w+)", source
+        ):
             used += [(path.name, module, n) for n in re.findall(rf"\b{alias}\.([A-Z_]+)\b", source)]
     assert used
     missing = [
         f"{file}: {module}.{name}"
         for file, module, name in used
-        if not hasattr(importlib.import_module(f"app.strings.{module}").ZH, name)
+        if not hasattr(importlib.import_module(f"zhixing.app.strings.{module}").ZH, name)
     ]
     assert not missing
 

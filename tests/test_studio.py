@@ -21,7 +21,7 @@ import pytest
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
-from core.ask.flow import build_bound_graph
+from zhixing.core.ask.flow import build_bound_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -123,7 +123,7 @@ def test_one_context_serves_a_whole_run_and_each_run_gets_its_own() -> None:
     made: list[Any] = []
 
     def resolve(options: Any) -> Any:
-        from core.ask.configuration import AgentContext
+        from zhixing.core.ask.configuration import AgentContext
 
         made.append(options)
         return AgentContext(retrieve=lambda qs, _: [[] for _ in qs], answer=_not_found)
@@ -138,6 +138,6 @@ def test_one_context_serves_a_whole_run_and_each_run_gets_its_own() -> None:
 
 
 def _not_found(question: str, evidence: Any, aspects: Any) -> Any:
-    from core.answer import grounded_answer
+    from zhixing.core.answer import grounded_answer
 
     return grounded_answer(question, evidence)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from core.answer import (
+from tests.fake_openai import FakeOpenAI, _schema_of
+from zhixing.core.answer import (
     NOT_FOUND_EN,
     NOT_FOUND_ZH,
     Answer,
@@ -17,10 +18,9 @@ from core.answer import (
     is_chinese,
     not_found,
 )
-from core.config import Settings
-from core.llm import PROMPTS, LLMClient
-from core.models import Hit
-from tests.fake_openai import FakeOpenAI, _schema_of
+from zhixing.core.config import Settings
+from zhixing.core.llm import PROMPTS, LLMClient
+from zhixing.core.models import Hit
 
 ZH_QUESTION = "Java 应用在日志和会话管理上有哪些安全要求？"
 EN_QUESTION = "How should passwords be stored?"

@@ -25,11 +25,11 @@ from typing import Any
 
 import pytest
 
-from core.config import Settings
-from core.llm.client import LLMClient
-from core.service import KnowledgeService
-from core.task.configuration import MAX_SUBTASKS, MAX_TOOL_CALLS
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of, default_responder
+from zhixing.core.config import Settings
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.service import KnowledgeService
+from zhixing.core.task.configuration import MAX_SUBTASKS, MAX_TOOL_CALLS
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "samples" / "java-secure-coding-guideline.md"

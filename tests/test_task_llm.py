@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from core.config import Settings
-from core.llm.client import LLMClient
-from core.service import KnowledgeService
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
+from zhixing.core.config import Settings
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOP = ROOT / "samples" / "springboot-shop"
@@ -246,10 +246,10 @@ def test_a_review_that_fails_leaves_the_candidate_unconfirmed_and_the_run_goes_o
 
 
 def test_the_review_budget_goes_to_the_most_confident_candidates_first(tmp_path: Path) -> None:
-    from core.task.configuration import TaskContext
-    from core.task.confirm import review
-    from core.task.state import Finding
-    from core.task.workspace import Workspace
+    from zhixing.core.task.configuration import TaskContext
+    from zhixing.core.task.confirm import review
+    from zhixing.core.task.state import Finding
+    from zhixing.core.task.workspace import Workspace
 
     reviewed: list[str] = []
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.errors import AccessError
-from core.service import KnowledgeService
-from core.task.audit_rules import clause_identifiers, identifier_pattern, topic_for
-from core.task.configuration import TaskContext
-from core.task.flow import route_after_execute, route_after_replan
-from core.task.tools import ToolBox
-from core.task.workspace import Workspace
+from zhixing.core.config import Settings
+from zhixing.core.errors import AccessError
+from zhixing.core.service import KnowledgeService
+from zhixing.core.task.audit_rules import clause_identifiers, identifier_pattern, topic_for
+from zhixing.core.task.configuration import TaskContext
+from zhixing.core.task.flow import route_after_execute, route_after_replan
+from zhixing.core.task.tools import ToolBox
+from zhixing.core.task.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -3,8 +3,8 @@ plain warning when no workspace was attached (issue 17)."""
 
 from __future__ import annotations
 
-from core.task.report import no_workspace_warning, render_report
-from core.task.state import HEURISTIC_NOTE, Finding, KnowledgeRef, Subtask, SubtaskOutcome
+from zhixing.core.task.report import no_workspace_warning, render_report
+from zhixing.core.task.state import HEURISTIC_NOTE, Finding, KnowledgeRef, Subtask, SubtaskOutcome
 
 REF = KnowledgeRef(document="guide.md", section="3.1 SQL 注入防护", page=1, text="…")
 SUBTASK = Subtask(title="3.1 SQL 注入防护", goal="查找 SQL 注入。", knowledge=(REF,))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.service import KnowledgeService
-from core.task.audit_rules import topic_for, topic_named
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
+from zhixing.core.task.audit_rules import topic_for, topic_named
 
 
 def _fires(topic: str, line: str) -> bool:

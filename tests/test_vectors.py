@@ -10,9 +10,9 @@ import uuid
 import numpy as np
 import pytest
 
-from core.errors import StoreError, StoreLockedError
-from core.store.analysis import bm25_text
-from core.store.vectors import VectorRecord, VectorStore, _filter, primary_key
+from zhixing.core.errors import StoreError, StoreLockedError
+from zhixing.core.store.analysis import bm25_text
+from zhixing.core.store.vectors import VectorRecord, VectorStore, _filter, primary_key
 
 
 def _unit(i: int, dim: int = 8) -> list[float]:

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from core.viz import (
+from zhixing.core.viz import (
     LABELLED,
     GraphEdge,
     GraphNode,

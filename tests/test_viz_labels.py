@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.viz import LABEL_PX, LABELLED, GraphEdge, GraphNode, labelled, render_graph
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from zhixing.core.viz import LABEL_PX, LABELLED, GraphEdge, GraphNode, labelled, render_graph
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import AccessError, NotFoundError, ZhixingError
-from core.task import GrepHit, Workspace, open_workspace, unpack_archive
+from zhixing.core.errors import AccessError, NotFoundError, ZhixingError
+from zhixing.core.task import GrepHit, Workspace, open_workspace, unpack_archive
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "springboot-shop"
 JAVA = "src/main/java/com/example/shop"

@@ -1,6 +1,6 @@
 """The build page (构建): creating knowledge bases, build jobs, documents."""
 
-from app.strings import localized
+from zhixing.app.strings import localized
 
 
 class ZH:

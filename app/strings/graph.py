@@ -1,6 +1,6 @@
 """The graph page (图谱)."""
 
-from app.strings import localized
+from zhixing.app.strings import localized
 
 
 class ZH:

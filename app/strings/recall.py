@@ -1,7 +1,7 @@
 """The recall page (召回), a notebook of questions: its cells, and the rounds and hits they show
 (app/rounds.py shares the hits, answers and rounds with the agent page)."""
 
-from app.strings import localized
+from zhixing.app.strings import localized
 
 
 class ZH:

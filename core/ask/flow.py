@@ -19,14 +19,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from core.ask import nodes
-from core.ask.binding import Resolver, RunContexts
-from core.ask.configuration import AgentContext, AnswerLike
-from core.ask.memory import fresh_run, thread_config
-from core.ask.state import AgentState
-from core.ask.streaming import stream_run
-from core.models import Hit
-from core.trace import AskSink, TraceEvent
+from zhixing.core.ask import nodes
+from zhixing.core.ask.binding import Resolver, RunContexts
+from zhixing.core.ask.configuration import AgentContext, AnswerLike
+from zhixing.core.ask.memory import fresh_run, thread_config
+from zhixing.core.ask.state import AgentState
+from zhixing.core.ask.streaming import stream_run
+from zhixing.core.models import Hit
+from zhixing.core.trace import AskSink, TraceEvent
 
 __all__ = [
     "AgenticResult",

@@ -18,24 +18,24 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
-from core.ask.configuration import AgentContext
-from core.ask.memory import history_text, resolve_followup, turn_record, usable_turns
-from core.ask.prompts import (
+from zhixing.core.ask.configuration import AgentContext
+from zhixing.core.ask.memory import history_text, resolve_followup, turn_record, usable_turns
+from zhixing.core.ask.prompts import (
     ASK_PROMPTS,
     AgentPlan,
     EvidenceVerdict,
     RefinedQueries,
     SearchQuery,
 )
-from core.ask.state import AgentState, Evidence, Query, keep_best_evidence
-from core.errors import LLMError
-from core.llm.boundary import tidy, tidy_list
-from core.models import Hit
-from core.search.fusion import RRF_K
-from core.search.query_terms import key_terms, split_query
-from core.text.question_words import asked_kinds, holds, is_cue, is_generic
-from core.text.sentences import Sentence, asks_about_scope, hit_sentences
-from core.trace import (
+from zhixing.core.ask.state import AgentState, Evidence, Query, keep_best_evidence
+from zhixing.core.errors import LLMError
+from zhixing.core.llm.boundary import tidy, tidy_list
+from zhixing.core.models import Hit
+from zhixing.core.search.fusion import RRF_K
+from zhixing.core.search.query_terms import key_terms, split_query
+from zhixing.core.text.question_words import asked_kinds, holds, is_cue, is_generic
+from zhixing.core.text.sentences import Sentence, asks_about_scope, hit_sentences
+from zhixing.core.trace import (
     AnswerEvent,
     AnswerTextEvent,
     AskEvent,

@@ -16,9 +16,9 @@ from typing import Annotated, Any
 # on Python 3.11.
 from typing_extensions import TypedDict
 
-from core.ask.memory import remember
-from core.models import Hit
-from core.search.rewrite import QueryRewrites
+from zhixing.core.ask.memory import remember
+from zhixing.core.models import Hit
+from zhixing.core.search.rewrite import QueryRewrites
 
 __all__ = ["AgentState", "Evidence", "Query", "keep_best_evidence"]
 

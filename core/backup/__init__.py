@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from core.backup.archive import (
+from zhixing.core.backup.archive import (
     FORMAT,
     FORMAT_VERSION,
     MANIFEST,
@@ -49,15 +49,15 @@ from core.backup.archive import (
     read_archive,
     write_archive,
 )
-from core.build import embedding_text
-from core.embed import Embedder
-from core.errors import ParseError
-from core.models import BackupSummary, Chunk, KnowledgeBase
-from core.store import Catalog, VectorRecord, VectorStore
-from core.store.analysis import ANALYSIS_VERSION, bm25_text
-from core.store.graph import GraphStore
-from core.store.kb_rows import Ids
-from core.store.vectors import KINDS, primary_key
+from zhixing.core.build import embedding_text
+from zhixing.core.embed import Embedder
+from zhixing.core.errors import ParseError
+from zhixing.core.models import BackupSummary, Chunk, KnowledgeBase
+from zhixing.core.store import Catalog, VectorRecord, VectorStore
+from zhixing.core.store.analysis import ANALYSIS_VERSION, bm25_text
+from zhixing.core.store.graph import GraphStore
+from zhixing.core.store.kb_rows import Ids
+from zhixing.core.store.vectors import KINDS, primary_key
 
 __all__ = [
     "FORMAT",

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ParseError, StoreError
-from core.models import BUILD_MODES
-from core.store.analysis import ANALYSIS_VERSION
-from core.store.kb_rows import KB_TABLES
-from core.store.vectors import KINDS
+from zhixing.core.errors import ParseError, StoreError
+from zhixing.core.models import BUILD_MODES
+from zhixing.core.store.analysis import ANALYSIS_VERSION
+from zhixing.core.store.kb_rows import KB_TABLES
+from zhixing.core.store.vectors import KINDS
 
 __all__ = [
     "FORMAT",

@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.build.events import BuildReport, ProgressEvent, ProgressSink
-from core.choices import JobState
-from core.config import Settings
-from core.errors import ZhixingError, internal_error
-from core.ingest import sanitize_name
-from core.ingest.uploads import UploadRefusedError, check_upload
+from zhixing.core.build.events import BuildReport, ProgressEvent, ProgressSink
+from zhixing.core.choices import JobState
+from zhixing.core.config import Settings
+from zhixing.core.errors import ZhixingError, internal_error
+from zhixing.core.ingest import sanitize_name
+from zhixing.core.ingest.uploads import UploadRefusedError, check_upload
 
 if TYPE_CHECKING:
-    from core.build.estimate import BuildEstimate
-    from core.service import KnowledgeService
+    from zhixing.core.build.estimate import BuildEstimate
+    from zhixing.core.service import KnowledgeService
 
 __all__ = [
     "JOB_STAGES",

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.choices import JobState
-from core.errors import ZhixingError
-from core.models import KnowledgeBase
+from zhixing.core.choices import JobState
+from zhixing.core.errors import ZhixingError
+from zhixing.core.models import KnowledgeBase
 
 __all__ = [
     "ACTIVE",

@@ -20,17 +20,17 @@ from typing import Any, cast
 
 import numpy as np
 
-from core.build.sanitize import clean_knowledge
-from core.embed import Embedder
-from core.errors import LLMError, LLMOutputError
-from core.extract import offline_knowledge
-from core.llm.boundary import Rejections
-from core.llm.protocol import LLM
-from core.llm.schemas import ChunkKnowledge
-from core.models import Chunk, KnowledgeBase
-from core.store import VectorStore
-from core.store.graph import GraphStore
-from core.text.entity_names import normalize_entity_name
+from zhixing.core.build.sanitize import clean_knowledge
+from zhixing.core.embed import Embedder
+from zhixing.core.errors import LLMError, LLMOutputError
+from zhixing.core.extract import offline_knowledge
+from zhixing.core.llm.boundary import Rejections
+from zhixing.core.llm.protocol import LLM
+from zhixing.core.llm.schemas import ChunkKnowledge
+from zhixing.core.models import Chunk, KnowledgeBase
+from zhixing.core.store import VectorStore
+from zhixing.core.store.graph import GraphStore
+from zhixing.core.text.entity_names import normalize_entity_name
 
 __all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
 
@@ -126,7 +126,7 @@ class Enricher:
             if self.kb.mode == "index":
                 return [ChunkKnowledge() for _ in items]
             return [self._offline(i) for i in items]
-        from core.llm import PROMPTS, chunk_knowledge_variables
+        from zhixing.core.llm import PROMPTS, chunk_knowledge_variables
 
         variables = [
             chunk_knowledge_variables(
@@ -140,7 +140,7 @@ class Enricher:
 
         def call() -> list[ChunkKnowledge | Exception]:
             out = llm.call_many(PROMPTS["chunk_knowledge"], variables, self.rejections)
-            from core.llm.retry import (
+            from zhixing.core.llm.retry import (
                 EndpointFailingError,
                 EndpointRefusedError,
                 EndpointUnreachableError,
@@ -306,7 +306,7 @@ class Enricher:
         llm = self.llm
         if llm is None:
             return True
-        from core.llm import PROMPTS
+        from zhixing.core.llm import PROMPTS
 
         other = next(iter(self.graph.entities([entity_id])), None)
         if other is None:
@@ -337,8 +337,8 @@ class Enricher:
         llm = self.llm
         if llm is None:
             return
-        from core.llm import PROMPTS
-        from core.llm.retry import EndpointUnreachableError
+        from zhixing.core.llm import PROMPTS
+        from zhixing.core.llm.retry import EndpointUnreachableError
 
         long = self.graph.long_descriptions(entity_ids)
         if not long:
@@ -426,7 +426,7 @@ def _type(value: str) -> str:
 
 
 def _unreachable(exc: BaseException) -> bool:
-    from core.llm.retry import EndpointUnreachableError
+    from zhixing.core.llm.retry import EndpointUnreachableError
 
     return isinstance(exc, EndpointUnreachableError)
 

@@ -26,17 +26,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.build.events import ItemFailure
-from core.build.sources import collect_files, iter_units
-from core.build.texts import embedding_text
-from core.errors import ParseError
-from core.ingest import chunk_document
-from core.models import KnowledgeBase
-from core.store.graph import MAX_DESCRIPTION
+from zhixing.core.build.events import ItemFailure
+from zhixing.core.build.sources import collect_files, iter_units
+from zhixing.core.build.texts import embedding_text
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import chunk_document
+from zhixing.core.models import KnowledgeBase
+from zhixing.core.store.graph import MAX_DESCRIPTION
 
 if TYPE_CHECKING:
-    from core.build.pipeline import BuildPipeline
-    from core.store.catalog import Catalog
+    from zhixing.core.build.pipeline import BuildPipeline
+    from zhixing.core.store.catalog import Catalog
 
 __all__ = [
     "DEFAULT_RATES",
@@ -139,7 +139,7 @@ def estimate_add(
     """
     if not worth_estimating(pipeline):
         return None
-    from core.embed import embedding_seconds
+    from zhixing.core.embed import embedding_seconds
 
     settings = pipeline.settings
     files, _ = collect_files(paths)
@@ -163,7 +163,7 @@ def estimate_add(
         ):
             texts.append(embedding_text(doc.title, chunk))
             if pipeline.llm is not None:
-                from core.llm import chunk_knowledge_variables
+                from zhixing.core.llm import chunk_knowledge_variables
 
                 variables.append(
                     chunk_knowledge_variables(
@@ -184,7 +184,7 @@ def estimate_add(
     )
     if pipeline.llm is None:
         return BuildEstimate(chunks=len(texts), embedding=embedding)
-    from core.llm import PROMPTS
+    from zhixing.core.llm import PROMPTS
 
     llm = pipeline.llm
     estimate = llm.estimate(PROMPTS["chunk_knowledge"], variables)

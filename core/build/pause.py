@@ -27,7 +27,7 @@ class BuildCancelled(Exception):  # noqa: N818 - a signal inside the pipeline, n
 
 def _unreachable(exc: BaseException) -> bool:
     # Imported here: core.llm loads langchain, which an offline build never needs.
-    from core.llm.retry import EndpointUnreachableError
+    from zhixing.core.llm.retry import EndpointUnreachableError
 
     return isinstance(exc, EndpointUnreachableError)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.build.durable import (
+from zhixing.core.build.durable import (
     BuildBusyError,
     JobRecord,
     build_lock,
@@ -34,16 +34,22 @@ from core.build.durable import (
     staging_of,
     this_process,
 )
-from core.build.enrich import Enricher, EnrichItem
-from core.build.events import BuildReport, ItemFailure, ProgressEvent, ProgressSink, RateClock
-from core.build.pause import BuildCancelled, PauseGuard
-from core.build.remove import remove_documents
-from core.build.sources import Unit, collect_files, count_units, iter_units
-from core.build.texts import embedding_text
-from core.choices import JobState
-from core.config import Settings
-from core.embed import Embedder
-from core.errors import (
+from zhixing.core.build.enrich import Enricher, EnrichItem
+from zhixing.core.build.events import (
+    BuildReport,
+    ItemFailure,
+    ProgressEvent,
+    ProgressSink,
+    RateClock,
+)
+from zhixing.core.build.pause import BuildCancelled, PauseGuard
+from zhixing.core.build.remove import remove_documents
+from zhixing.core.build.sources import Unit, collect_files, count_units, iter_units
+from zhixing.core.build.texts import embedding_text
+from zhixing.core.choices import JobState
+from zhixing.core.config import Settings
+from zhixing.core.embed import Embedder
+from zhixing.core.errors import (
     LLMError,
     NotFoundError,
     ParseError,
@@ -51,16 +57,16 @@ from core.errors import (
     ZhixingError,
     internal_error,
 )
-from core.ingest import chunk_document
-from core.llm.protocol import LLM
-from core.models import Chunk, KnowledgeBase, ParsedDocument
-from core.store import Catalog, VectorRecord, VectorStore
-from core.store.analysis import bm25_text
-from core.store.catalog import JobBusy
-from core.store.graph import GraphStore
+from zhixing.core.ingest import chunk_document
+from zhixing.core.llm.protocol import LLM
+from zhixing.core.models import Chunk, KnowledgeBase, ParsedDocument
+from zhixing.core.store import Catalog, VectorRecord, VectorStore
+from zhixing.core.store.analysis import bm25_text
+from zhixing.core.store.catalog import JobBusy
+from zhixing.core.store.graph import GraphStore
 
 if TYPE_CHECKING:
-    from core.build.estimate import BuildEstimate
+    from zhixing.core.build.estimate import BuildEstimate
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
 
@@ -147,7 +153,7 @@ class BuildPipeline:
 
     def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> BuildEstimate | None:
         """Estimate the LLM calls and tokens an `add` would cost, before it runs (None offline)."""
-        from core.build.estimate import estimate_add
+        from zhixing.core.build.estimate import estimate_add
 
         return estimate_add(self, kb, paths)
 

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import re
 
-from core.llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation, IndexQuestion
-from core.text.entity_names import normalize_entity_name
+from zhixing.core.llm.schemas import (
+    ChunkKnowledge,
+    ExtractedEntity,
+    ExtractedRelation,
+    IndexQuestion,
+)
+from zhixing.core.text.entity_names import normalize_entity_name
 
 __all__ = ["ENTITY_TYPES", "clean_knowledge"]
 

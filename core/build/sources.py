@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.build.events import ItemFailure
-from core.errors import ParseError
-from core.ingest import detect_kind, iter_jsonl, parse_file, sanitize_name
-from core.models import ParsedDocument
+from zhixing.core.build.events import ItemFailure
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest import detect_kind, iter_jsonl, parse_file, sanitize_name
+from zhixing.core.models import ParsedDocument
 
 __all__ = ["Unit", "collect_files", "count_units", "iter_units"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.models import Chunk
+from zhixing.core.models import Chunk
 
 __all__ = ["embedding_text"]
 

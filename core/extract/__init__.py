@@ -6,7 +6,7 @@ build merges entities by, across chunks and documents. jieba, which this package
 Chinese, loads on first use.
 """
 
-from core.extract.offline import MODES, offline_knowledge
-from core.text.entity_names import normalize_entity_name
+from zhixing.core.extract.offline import MODES, offline_knowledge
+from zhixing.core.text.entity_names import normalize_entity_name
 
 __all__ = ["MODES", "normalize_entity_name", "offline_knowledge"]

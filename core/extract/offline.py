@@ -14,11 +14,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.extract.find_terms import Mention, find_mentions, normalize_entity_name, top_level
-from core.extract.questions import build_questions, context_for, display_clause
-from core.extract.relations import Link, co_occurring, pattern_links
-from core.extract.segments import Segment, is_chinese, requirement_of, segment_text
-from core.llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation, IndexQuestion
+from zhixing.core.extract.find_terms import Mention, find_mentions, normalize_entity_name, top_level
+from zhixing.core.extract.questions import build_questions, context_for, display_clause
+from zhixing.core.extract.relations import Link, co_occurring, pattern_links
+from zhixing.core.extract.segments import Segment, is_chinese, requirement_of, segment_text
+from zhixing.core.llm.schemas import (
+    ChunkKnowledge,
+    ExtractedEntity,
+    ExtractedRelation,
+    IndexQuestion,
+)
 
 __all__ = ["MODES", "offline_knowledge"]
 

@@ -7,9 +7,9 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
-from core.errors import ParseError
-from core.ingest.file_names import sanitize_name
-from core.ingest.textcodec import decode_text, looks_binary
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest.file_names import sanitize_name
+from zhixing.core.ingest.textcodec import decode_text, looks_binary
 
 __all__ = ["KINDS", "SUPPORTED", "detect_kind", "read_failure"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from core.errors import ParseError
-from core.ingest.detect import KINDS, detect_kind
-from core.ingest.file_names import sanitize_name
-from core.ingest.html import parse_html
-from core.ingest.pdf import parse_pdf
-from core.ingest.plain import parse_markdown, parse_text
-from core.ingest.word import parse_docx
-from core.models import ParsedDocument
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest.detect import KINDS, detect_kind
+from zhixing.core.ingest.file_names import sanitize_name
+from zhixing.core.ingest.html import parse_html
+from zhixing.core.ingest.pdf import parse_pdf
+from zhixing.core.ingest.plain import parse_markdown, parse_text
+from zhixing.core.ingest.word import parse_docx
+from zhixing.core.models import ParsedDocument
 
 __all__ = ["parse_file"]
 

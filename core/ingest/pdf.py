@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from core.errors import ParseError
-from core.ingest.pdf_page import PageResult, open_pdf
-from core.models import Page, ParsedDocument
+import zhixing
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest.pdf_page import PageResult, open_pdf
+from zhixing.core.models import Page, ParsedDocument
 
 __all__ = ["MAX_PDF_BYTES", "PARSE_TIMEOUT_S", "parse_pdf"]
 
@@ -134,7 +135,7 @@ def _ranges(count: int, workers: int) -> list[tuple[int, int]]:
 
 def _worker_command() -> list[str]:
     """The worker process's command line, before its arguments (a seam for tests)."""
-    return [sys.executable, "-m", "core.ingest.pdf_worker"]
+    return [sys.executable, "-m", "zhixing.core.ingest.pdf_worker"]
 
 
 def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: float) -> list[bytes]:
@@ -144,7 +145,9 @@ def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: floa
     (forking them can deadlock), and spawn/forkserver would re-run the caller's main script,
     which under Streamlit is a page. All of them share one deadline; past it all are killed.
     """
-    root = Path(__file__).resolve().parents[2]  # so `python -m core.ingest...` finds the package
+    # The folder that holds the `zhixing` package (a checkout, or site-packages), so that
+    # `python -m zhixing.core.ingest…` finds it however this process was started.
+    root = Path(zhixing.__file__).resolve().parents[1]
     deadline = time.monotonic() + timeout_s
     procs = [
         subprocess.Popen(

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 
-from core.ingest.tables import is_cjk, markdown_table
+from zhixing.core.ingest.tables import is_cjk, markdown_table
 
 __all__ = [
     "Char",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from core.errors import ParseError
-from core.ingest.file_names import sanitize_name
-from core.ingest.textcodec import looks_binary
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest.file_names import sanitize_name
+from zhixing.core.ingest.textcodec import looks_binary
 
 __all__ = ["UPLOAD_SUFFIXES", "UploadRefusedError", "check_upload"]
 

@@ -14,9 +14,9 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from core.errors import ParseError
-from core.ingest.tables import markdown_table
-from core.models import Page, ParsedDocument
+from zhixing.core.errors import ParseError
+from zhixing.core.ingest.tables import markdown_table
+from zhixing.core.models import Page, ParsedDocument
 
 __all__ = ["parse_docx"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from core.llm.cache import LLMCache, cache_key
-from core.llm.prompts import (
+from zhixing.core.llm.cache import LLMCache, cache_key
+from zhixing.core.llm.prompts import (
     PROMPTS,
     EntityDescription,
     GroundedAnswer,
@@ -22,13 +22,18 @@ from core.llm.prompts import (
     estimate_tokens,
     number_lines,
 )
-from core.llm.protocol import LLM, ToolCallingLLM
-from core.llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation, IndexQuestion
+from zhixing.core.llm.protocol import LLM, ToolCallingLLM
+from zhixing.core.llm.schemas import (
+    ChunkKnowledge,
+    ExtractedEntity,
+    ExtractedRelation,
+    IndexQuestion,
+)
 
 if TYPE_CHECKING:
-    from core.llm.client import LLMClient, make_client
-    from core.llm.embeddings import OpenAIEmbedder
-    from core.llm.retry import EndpointUnreachableError, LLMStats
+    from zhixing.core.llm.client import LLMClient, make_client
+    from zhixing.core.llm.embeddings import OpenAIEmbedder
+    from zhixing.core.llm.retry import EndpointUnreachableError, LLMStats
 
 __all__ = [
     "LLM",
@@ -55,18 +60,18 @@ __all__ = [
 ]
 
 _LAZY = {
-    "LLMClient": "core.llm.client",
-    "make_client": "core.llm.client",
-    "OpenAIEmbedder": "core.llm.embeddings",
-    "EndpointUnreachableError": "core.llm.retry",
-    "LLMStats": "core.llm.retry",
+    "LLMClient": "zhixing.core.llm.client",
+    "make_client": "zhixing.core.llm.client",
+    "OpenAIEmbedder": "zhixing.core.llm.embeddings",
+    "EndpointUnreachableError": "zhixing.core.llm.retry",
+    "LLMStats": "zhixing.core.llm.retry",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'core.llm' has no attribute {name!r}")
+        raise AttributeError(f"module 'zhixing.core.llm' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later look-ups skip this function
     return value

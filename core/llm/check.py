@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, Field
 
-from core.config import Settings
-from core.errors import ZhixingError
-from core.llm.prompts import Prompt
+from zhixing.core.config import Settings
+from zhixing.core.errors import ZhixingError
+from zhixing.core.llm.prompts import Prompt
 
 __all__ = ["ConnectionCheck", "check_connection"]
 
@@ -42,7 +42,7 @@ class ConnectionCheck:
 
 def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> ConnectionCheck:
     """Try the chat model, the fast model (when different) and an OpenAI embedding model."""
-    from core.llm.client import LLMClient
+    from zhixing.core.llm.client import LLMClient
 
     if not settings.llm_configured:
         return ConnectionCheck(False, ["No endpoint is configured: Zhixing runs offline."])
@@ -61,7 +61,7 @@ def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> Connecti
         ms = (time.perf_counter() - start) * 1000
         result.lines.append(f"✓ {model} @ {client.shown_url}: replied in {ms:.0f} ms")
     if settings.embedding.startswith("openai:"):
-        from core.llm.embeddings import OpenAIEmbedder
+        from zhixing.core.llm.embeddings import OpenAIEmbedder
 
         name = settings.embedding.split(":", 1)[1]
         start = time.perf_counter()

@@ -25,12 +25,12 @@ from langchain_core.utils.json import parse_partial_json
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from core.config import Settings
-from core.errors import LLMError, LLMOutputError
-from core.llm.boundary import Rejections, salvage
-from core.llm.cache import LLMCache, cache_key
-from core.llm.prompts import Prompt, estimate_tokens
-from core.llm.retry import (
+from zhixing.core.config import Settings
+from zhixing.core.errors import LLMError, LLMOutputError
+from zhixing.core.llm.boundary import Rejections, salvage
+from zhixing.core.llm.cache import LLMCache, cache_key
+from zhixing.core.llm.prompts import Prompt, estimate_tokens
+from zhixing.core.llm.retry import (
     DEFAULT_BASE_URL,
     EndpointUnreachableError,
     LLMStats,

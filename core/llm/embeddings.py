@@ -14,9 +14,9 @@ import openai
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
 
-from core.config import Settings
-from core.errors import ConfigError, LLMError
-from core.llm.retry import (
+from zhixing.core.config import Settings
+from zhixing.core.errors import ConfigError, LLMError
+from zhixing.core.llm.retry import (
     DEFAULT_BASE_URL,
     LLMStats,
     RetryPolicy,

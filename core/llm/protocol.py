@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from core.errors import LLMError
-    from core.llm.boundary import Rejections
-    from core.llm.prompts import Prompt
+    from zhixing.core.errors import LLMError
+    from zhixing.core.llm.boundary import Rejections
+    from zhixing.core.llm.prompts import Prompt
 
 __all__ = ["LLM", "StreamingLLM", "ToolCallingLLM"]
 

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import openai
 
-from core.errors import LLMError
+from zhixing.core.errors import LLMError
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -1,6 +1,6 @@
 """Search strategies, Reciprocal Rank Fusion and the search engine."""
 
-from core.search.engine import (
+from zhixing.core.search.engine import (
     AVAILABLE_STRATEGIES,
     DEFAULT_STRATEGIES,
     OFFLINE_STRATEGIES,
@@ -8,7 +8,7 @@ from core.search.engine import (
     SearchEngine,
     parse_strategies,
 )
-from core.search.fusion import RRF_K, reciprocal_rank_fusion
+from zhixing.core.search.fusion import RRF_K, reciprocal_rank_fusion
 
 __all__ = [
     "AVAILABLE_STRATEGIES",

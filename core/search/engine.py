@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from core.choices import Strategy
-from core.embed import Embedder, embed_queries
-from core.errors import ZhixingError
-from core.models import Hit, KnowledgeBase
-from core.search.fusion import (
+from zhixing.core.choices import Strategy
+from zhixing.core.embed import Embedder, embed_queries
+from zhixing.core.errors import ZhixingError
+from zhixing.core.models import Hit, KnowledgeBase
+from zhixing.core.search.fusion import (
     LINK_RANK,
     Fused,
     FusionParams,
@@ -26,14 +26,14 @@ from core.search.fusion import (
     fusion_params,
     link_at,
 )
-from core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
-from core.search.signals import KeywordSignal
-from core.search.strategies import StrategyRunner
-from core.search.titles import TitleIndex
-from core.store import Catalog, VectorStore
-from core.store.analysis import bm25_text
-from core.store.graph import GraphStore
-from core.store.vectors import VectorHit
+from zhixing.core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
+from zhixing.core.search.signals import KeywordSignal
+from zhixing.core.search.strategies import StrategyRunner
+from zhixing.core.search.titles import TitleIndex
+from zhixing.core.store import Catalog, VectorStore
+from zhixing.core.store.analysis import bm25_text
+from zhixing.core.store.graph import GraphStore
+from zhixing.core.store.vectors import VectorHit
 
 __all__ = [
     "AVAILABLE_STRATEGIES",

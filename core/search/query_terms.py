@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from core.text.chinese import QUESTION_WORDS, pos_tag
-from core.text.english import STOP_WORDS, words
+from zhixing.core.text.chinese import QUESTION_WORDS, pos_tag
+from zhixing.core.text.english import STOP_WORDS, words
 
 __all__ = ["key_terms", "split_query"]
 

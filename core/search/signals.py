@@ -25,8 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.store.analysis import bm25_text, readable
-from core.text.chinese import FUNCTION_CHARACTERS
+from zhixing.core.store.analysis import bm25_text, readable
+from zhixing.core.text.chinese import FUNCTION_CHARACTERS
 
 __all__ = [
     "COVERAGE_DEPTH",

@@ -15,16 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.embed import Embedder, embed_queries
-from core.models import KnowledgeBase
-from core.search.query_terms import key_terms
-from core.search.rewrite import QueryRewrites
-from core.search.signals import KeywordSignal, keyword_signal
-from core.search.titles import TitleIndex
-from core.store import Catalog, VectorStore
-from core.store.graph import GraphStore
-from core.store.vectors import VectorHit
-from core.text.entity_names import normalize_entity_name
+from zhixing.core.embed import Embedder, embed_queries
+from zhixing.core.models import KnowledgeBase
+from zhixing.core.search.query_terms import key_terms
+from zhixing.core.search.rewrite import QueryRewrites
+from zhixing.core.search.signals import KeywordSignal, keyword_signal
+from zhixing.core.search.titles import TitleIndex
+from zhixing.core.store import Catalog, VectorStore
+from zhixing.core.store.graph import GraphStore
+from zhixing.core.store.vectors import VectorHit
+from zhixing.core.text.entity_names import normalize_entity_name
 
 __all__ = ["GRAPH_HOPS", "StrategyRunner"]
 

@@ -20,8 +20,8 @@ import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from core.models import KnowledgeBase
-from core.store import Catalog
+from zhixing.core.models import KnowledgeBase
+from zhixing.core.store import Catalog
 
 __all__ = ["TitleIndex"]
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import re
 
-from core.text.chinese import FUNCTION_CHARACTERS
-from core.text.english import STOP_WORDS, stem
+from zhixing.core.text.chinese import FUNCTION_CHARACTERS
+from zhixing.core.text.english import STOP_WORDS, stem
 
 __all__ = ["ANALYSIS_VERSION", "bm25_text", "readable"]
 

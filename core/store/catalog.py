@@ -22,12 +22,12 @@ from typing import Any
 
 import sqlite_utils
 
-from core.choices import BuildMode
-from core.errors import NotFoundError, StoreError, ZhixingError
-from core.models import Chunk, KnowledgeBase, StoredDocument
-from core.store.analysis import ANALYSIS_VERSION
-from core.store.job_table import JobBusy, JobsMixin
-from core.store.kb_rows import KbRowsMixin
+from zhixing.core.choices import BuildMode
+from zhixing.core.errors import NotFoundError, StoreError, ZhixingError
+from zhixing.core.models import Chunk, KnowledgeBase, StoredDocument
+from zhixing.core.store.analysis import ANALYSIS_VERSION
+from zhixing.core.store.job_table import JobBusy, JobsMixin
+from zhixing.core.store.kb_rows import KbRowsMixin
 
 __all__ = ["Catalog", "JobBusy"]
 

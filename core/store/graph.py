@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.models import GraphStats
-from core.store.catalog import Catalog
+from zhixing.core.models import GraphStats
+from zhixing.core.store.catalog import Catalog
 
 __all__ = ["GraphStore", "StoredEntity", "StoredRelation"]
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from core.errors import ParseError, StoreError
-from core.models import KnowledgeBase
+from zhixing.core.errors import ParseError, StoreError
+from zhixing.core.models import KnowledgeBase
 
 __all__ = ["KB_TABLES", "KbRowsMixin"]
 

@@ -16,10 +16,10 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.choices import CellMode
-from core.errors import NotFoundError
-from core.models import Notebook, NotebookCell
-from core.store.catalog import Catalog
+from zhixing.core.choices import CellMode
+from zhixing.core.errors import NotFoundError
+from zhixing.core.models import Notebook, NotebookCell
+from zhixing.core.store.catalog import Catalog
 
 __all__ = ["NotebookStore"]
 

@@ -16,9 +16,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.errors import NotFoundError
-from core.models import Conversation
-from core.store.catalog import Catalog
+from zhixing.core.errors import NotFoundError
+from zhixing.core.models import Conversation
+from zhixing.core.store.catalog import Catalog
 
 __all__ = ["RunStore"]
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from core.task.state import KnowledgeRef
+from zhixing.core.task.state import KnowledgeRef
 
 __all__ = ["TOPICS", "Rule", "Section", "Topic", "clause_identifiers", "topic_for", "topic_named"]
 

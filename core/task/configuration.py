@@ -6,15 +6,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.errors import ConfigError
-from core.models import Hit
+from zhixing.core.errors import ConfigError
+from zhixing.core.models import Hit
 
 if TYPE_CHECKING:
-    from core.ask import AgenticResult
-    from core.audit import AuditResult
-    from core.llm.protocol import LLM, ToolCallingLLM
-    from core.task.workspace import Workspace
-    from core.trace import AskSink
+    from zhixing.core.ask import AgenticResult
+    from zhixing.core.audit import AuditResult
+    from zhixing.core.llm.protocol import LLM, ToolCallingLLM
+    from zhixing.core.task.workspace import Workspace
+    from zhixing.core.trace import AskSink
 
 __all__ = ["MAX_CONFIRMATIONS", "MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
 

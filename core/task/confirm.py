@@ -14,11 +14,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from core.errors import LLMError, ZhixingError
-from core.task.configuration import TaskContext
-from core.task.dataflow import rule_title
-from core.task.prompts import TASK_PROMPTS, FindingVerdict
-from core.task.state import Finding
+from zhixing.core.errors import LLMError, ZhixingError
+from zhixing.core.task.configuration import TaskContext
+from zhixing.core.task.dataflow import rule_title
+from zhixing.core.task.prompts import TASK_PROMPTS, FindingVerdict
+from zhixing.core.task.state import Finding
 
 __all__ = ["Review", "review", "summary"]
 

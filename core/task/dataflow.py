@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from core.audit import BUILTIN_RULES, AuditFinding, AuditResult, audit_tree
-from core.task.audit_rules import TOPICS, Topic, topic_named
-from core.task.state import HEURISTIC_NOTE, Finding, Subtask
-from core.task.workspace import Workspace
+from zhixing.core.audit import BUILTIN_RULES, AuditFinding, AuditResult, audit_tree
+from zhixing.core.task.audit_rules import TOPICS, Topic, topic_named
+from zhixing.core.task.state import HEURISTIC_NOTE, Finding, Subtask
+from zhixing.core.task.workspace import Workspace
 
 __all__ = [
     "BUILTIN_TOPIC",

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.audit import BUILTIN_RULES, AuditFinding, AuditResult, AuditRule, to_sarif
-from core.errors import ZhixingError
+from zhixing.core.audit import BUILTIN_RULES, AuditFinding, AuditResult, AuditRule, to_sarif
+from zhixing.core.errors import ZhixingError
 
 __all__ = [
     "CSV_COLUMNS",

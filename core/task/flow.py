@@ -18,13 +18,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from core.ask.binding import Resolver, RunContexts
-from core.ask.memory import fresh_run, thread_config
-from core.ask.streaming import stream_run
-from core.task import nodes
-from core.task.configuration import TaskContext
-from core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
-from core.trace import EventSink, TraceEvent
+from zhixing.core.ask.binding import Resolver, RunContexts
+from zhixing.core.ask.memory import fresh_run, thread_config
+from zhixing.core.ask.streaming import stream_run
+from zhixing.core.task import nodes
+from zhixing.core.task.configuration import TaskContext
+from zhixing.core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
+from zhixing.core.trace import EventSink, TraceEvent
 
 __all__ = [
     "TaskResult",

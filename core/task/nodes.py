@@ -18,17 +18,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from core.answer import is_chinese
-from core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
-from core.audit import AuditResult
-from core.errors import LLMError
-from core.llm.boundary import tidy, tidy_list
-from core.task import confirm, dataflow, offline
-from core.task.audit_rules import sections_of, topic_for
-from core.task.configuration import TaskContext
-from core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
-from core.task.report import no_workspace_warning, render_report
-from core.task.state import (
+from zhixing.core.answer import is_chinese
+from zhixing.core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
+from zhixing.core.audit import AuditResult
+from zhixing.core.errors import LLMError
+from zhixing.core.llm.boundary import tidy, tidy_list
+from zhixing.core.task import confirm, dataflow, offline
+from zhixing.core.task.audit_rules import sections_of, topic_for
+from zhixing.core.task.configuration import TaskContext
+from zhixing.core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
+from zhixing.core.task.report import no_workspace_warning, render_report
+from zhixing.core.task.state import (
     Finding,
     KnowledgeRef,
     Subtask,
@@ -36,10 +36,10 @@ from core.task.state import (
     TaskState,
     knowledge_ref,
 )
-from core.task.toolcalling import execute_with_tools
-from core.task.tools import ToolBox
-from core.task.workspace import Workspace
-from core.trace import (
+from zhixing.core.task.toolcalling import execute_with_tools
+from zhixing.core.task.tools import ToolBox
+from zhixing.core.task.workspace import Workspace
+from zhixing.core.trace import (
     AnalysisEvent,
     BudgetEvent,
     FindingEvent,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from core.llm.prompts import Prompt
+from zhixing.core.llm.prompts import Prompt
 
 __all__ = [
     "EXECUTOR_SYSTEM",

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 # on Python 3.11.
 from typing_extensions import TypedDict
 
-from core.ask.memory import remember
-from core.models import Hit
+from zhixing.core.ask.memory import remember
+from zhixing.core.models import Hit
 
 __all__ = ["Finding", "KnowledgeRef", "Subtask", "SubtaskOutcome", "TaskState", "knowledge_ref"]
 

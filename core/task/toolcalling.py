@@ -15,11 +15,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from core.errors import LLMError
-from core.task.audit_rules import topic_named
-from core.task.prompts import EXECUTOR_SYSTEM
-from core.task.state import Finding, KnowledgeRef, Subtask
-from core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
+from zhixing.core.errors import LLMError
+from zhixing.core.task.audit_rules import topic_named
+from zhixing.core.task.prompts import EXECUTOR_SYSTEM
+from zhixing.core.task.state import Finding, KnowledgeRef, Subtask
+from zhixing.core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
 
 __all__ = ["execute_with_tools"]
 

@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.errors import ZhixingError
-from core.task.configuration import TaskContext
-from core.task.state import KnowledgeRef, knowledge_ref
-from core.task.workspace import GrepHit
-from core.trace import (
+from zhixing.core.errors import ZhixingError
+from zhixing.core.task.configuration import TaskContext
+from zhixing.core.task.state import KnowledgeRef, knowledge_ref
+from zhixing.core.task.workspace import GrepHit
+from zhixing.core.trace import (
     AskEvent,
     EventSink,
     ToolCallEvent,

@@ -26,7 +26,7 @@ from typing import IO, cast
 
 import regex
 
-from core.errors import AccessError, NotFoundError, ZhixingError
+from zhixing.core.errors import AccessError, NotFoundError, ZhixingError
 
 __all__ = [
     "ARCHIVE_SUFFIXES",

@@ -15,7 +15,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from core.text.english import words
+from zhixing.core.text.english import words
 
 __all__ = ["CJK_CHARS", "FUNCTION_CHARACTERS", "QUESTION_WORDS", "ZH_DOMAIN_WORDS", "pos_tag"]
 

@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from core.text.chinese import QUESTION_WORDS
-from core.text.english import STOP_WORDS, stem, words
+from zhixing.core.text.chinese import QUESTION_WORDS
+from zhixing.core.text.english import STOP_WORDS, stem, words
 
 __all__ = [
     "ENGLISH_FUNCTION_WORDS",
@@ -156,7 +156,7 @@ def _candidate_terms(text: str) -> list[str]:
     """The content words of a text, in order: jieba words for Chinese, stems for English."""
     terms: list[str] = []
     if _HAN.search(text):
-        from core.text.chinese import pos_tag  # loads jieba's dictionary on first use
+        from zhixing.core.text.chinese import pos_tag  # loads jieba's dictionary on first use
 
         for word, flag in pos_tag(text):
             word = word.strip().lower()

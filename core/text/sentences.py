@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from core.ingest.structure import heading_of
-from core.models import Hit
-from core.text.english import words
+from zhixing.core.ingest.structure import heading_of
+from zhixing.core.models import Hit
+from zhixing.core.text.english import words
 
 __all__ = [
     "Sentence",
