@@ -59,9 +59,9 @@ def zhixing(home: Path, *args: str, env: Mapping[str, str] | None = None) -> Ran
     return Ran(code, out.getvalue(), err.getvalue())
 
 
-def zx(home: Path, *args: str, check: bool = True) -> Ran:
+def zx(home: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> Ran:
     """`zhixing ARGS` in this process, offline; with `check`, a failure fails the test."""
-    result = zhixing(home, *args)
+    result = zhixing(home, *args, env=env)
     if check and result.returncode != 0:
         raise AssertionError(f"zhixing {' '.join(args)} failed:\n{result.stderr}")
     return result

@@ -163,13 +163,20 @@ def test_an_archive_restores_the_same_knowledge_base_on_another_server(source, t
         assert svc.neighbourhood("安全", "CSRF").nodes
 
 
-def test_an_archive_from_a_lite_home_restores_the_same_on_a_milvus_server(
+def test_an_archive_crosses_from_a_lite_home_to_a_milvus_server_and_back_unchanged(
     source, tmp_path, embedder, milvus_server
 ):
     settings = _settings(tmp_path / "team", milvus_uri=milvus_server)
+    back = tmp_path / "back.zip"
     with KnowledgeService(settings, embedder=embedder) as svc:
         summary = svc.import_kb(source["archive"])
         assert summary.counts == source["summary"].counts
+        assert snapshot(svc, "安全") == source["before"]
+        assert searches(svc, "安全") == source["hits"]
+        exported = svc.export_kb("安全", back)  # the vectors now come from the server
+        assert exported.counts == source["summary"].counts
+    with KnowledgeService(_settings(tmp_path / "laptop"), embedder=embedder) as svc:
+        assert svc.import_kb(back).reembedded is False
         assert snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全") == source["hits"]
 
@@ -315,9 +322,12 @@ def test_members_that_point_outside_the_archive_are_refused_unread(source, tmp_p
     assert not (tmp_path / "escaped.txt").exists() and not (work / "escaped.txt").exists()
 
 
-def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path):
+@pytest.mark.parametrize("backend", ["lite", "server"])
+def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path, backend, request):
     failing = FailingEmbedder()
-    with KnowledgeService(_settings(tmp_path / "other", embed_batch=8), embedder=failing) as svc:
+    uri = request.getfixturevalue("milvus_server") if backend == "server" else ""
+    other = _settings(tmp_path / "other", embed_batch=8, milvus_uri=uri)
+    with KnowledgeService(other, embedder=failing) as svc:
         with pytest.raises(ConnectionError):
             svc.import_kb(source["archive"])
         assert failing.seen, "the first batch was embedded (and written) before the failure"

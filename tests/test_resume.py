@@ -1,4 +1,5 @@
-"""Kill a build mid-way, run the same command again: it finishes with no duplicate, no loss."""
+"""Kill a build mid-way, run the same command again: it finishes with no duplicate, no loss,
+on a Milvus Lite file and on a Milvus server (`milvus-lite server`, over gRPC) alike."""
 
 from __future__ import annotations
 
@@ -30,12 +31,15 @@ def _corpus(path: Path) -> None:
 
 @pytest.mark.process
 @pytest.mark.slow
-def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
+@pytest.mark.parametrize("backend", ["lite", "server"])
+def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path, backend, request):
     home = tmp_path / "home"
+    uri = request.getfixturevalue("milvus_server") if backend == "server" else ""
+    store = {"ZHIXING_MILVUS_URI": uri}
     corpus = tmp_path / "corpus.jsonl"
     _corpus(corpus)
-    zx(home, "kb", "create", "big")
-    env = {**os.environ, "ZHIXING_HOME": str(home)}
+    zx(home, "kb", "create", "big", env=store)
+    env = {**os.environ, "ZHIXING_HOME": str(home), **store}
     build = subprocess.Popen(
         [sys.executable, "-m", "zhixing.cli.main", "add", "big", str(corpus)],
         cwd=ROOT,
@@ -52,21 +56,22 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path):
     partial = indexed_documents(home / "catalog.db")
     assert 0 < partial < N, "the kill must land mid-build for this test to mean anything"
 
-    again = zx(home, "add", "big", str(corpus), "--json")
+    again = zx(home, "add", "big", str(corpus), "--json", env=store)
     summary = json.loads(again.stdout)
     assert summary["skipped"] >= partial and summary["added"] + summary["skipped"] == N
 
-    docs = json.loads(zx(home, "docs", "big", "--json").stdout)
+    docs = json.loads(zx(home, "docs", "big", "--json", env=store).stdout)
     assert len(docs) == N and {d["status"] for d in docs} == {"indexed"}
     chunks = sum(d["chunks"] for d in docs)
     with sqlite3.connect(home / "catalog.db") as conn:
         (rows,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
         (kb_id,) = conn.execute("SELECT id FROM knowledge_bases WHERE name = 'big'").fetchone()
         (deployment,) = conn.execute("SELECT value FROM home WHERE key = 'deployment'").fetchone()
-    store = VectorStore(str(home / "milvus.db"), deployment=deployment)
+    vectors = VectorStore(uri or str(home / "milvus.db"), deployment=deployment)
     try:
-        assert store.count(512, kb=kb_id) == rows == chunks
+        assert vectors.count(512, kb=kb_id) == rows == chunks
     finally:
-        store.close()
-    hit = json.loads(zx(home, "search", "big", "Record 517", "--json").stdout)["hits"]
+        vectors.close()
+    found = zx(home, "search", "big", "Record 517", "--json", env=store)
+    hit = json.loads(found.stdout)["hits"]
     assert any(h["document"] == "doc-517" for h in hit)
