@@ -191,3 +191,38 @@ def test_every_module_imports_the_project_by_its_one_name():
                     if name.split(".")[0] in PACKAGES
                 ]
     assert not wrong, "\n".join(wrong)
+
+
+# A module name that appears in more than one package names one concept in each: the parts of a
+# LangGraph graph (ask/, task/), the LLM-free path of a package, a page and its strings, or one
+# concept's core and its front-end part. Any other repeat is a name that means two things.
+SHARED_NAMES = {
+    "state": "a graph's state (ask/, task/)",
+    "nodes": "a graph's nodes (ask/, task/)",
+    "flow": "a graph's LangGraph wiring (ask/, task/)",
+    "prompts": "the prompts of a graph, and llm/'s prompt registry",
+    "configuration": "a graph's run configuration (ask/, task/)",
+    "offline": "a package's path without an LLM (extract/, task/)",
+    "agent": "the agent page and its strings",
+    "build": "the build page and its strings",
+    "recall": "the recall page and its strings",
+    "settings": "the settings page and its strings",
+    "graph": "the entity graph: its store, its page and the page's strings",
+    "main": "a front end's entry point (app/, cli/)",
+    "auth": "logins: roles in core, the login gate in app",
+    "users": "users: their tables in the store, their section of the settings page",
+    "notebook": "a notebook: its Markdown in core, its cell on the page",
+    "background": "background builds: the registry in core, the app's one instance",
+}
+
+
+def test_a_module_name_that_repeats_names_one_concept():
+    seen: dict[str, list[str]] = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if path.name != "__init__.py":
+                seen.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    repeats = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    unexplained = {name: paths for name, paths in repeats.items() if name not in SHARED_NAMES}
+    assert not unexplained, f"one name, two concepts? rename or explain: {unexplained}"
+    assert set(SHARED_NAMES) <= set(repeats), "a shared name that no longer repeats: drop it"

@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .engine import Analyzer, load_file
 from .model import AuditFinding, AuditResult, AuditRule, TraceStep
 from .project import Project
-from .report import to_csv, to_sarif
 from .rules import BUILTIN_RULES
+from .scan import Analyzer, load_file
+from .writers import to_csv, to_sarif
 
 __all__ = [
     "BUILTIN_RULES",

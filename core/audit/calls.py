@@ -7,8 +7,8 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import catalog as api
 from . import checks, fold, guards
+from . import java_api as api
 from .exprs import expr
 from .java import Node, child, children, col_of, line_of, text
 from .project import ClassInfo, MethodInfo, find_methods, simple_type
@@ -29,8 +29,8 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .engine import Analyzer
-    from .flow import Env
+    from .scan import Analyzer
+    from .statements import Env
 
 _QUALIFIED = re.compile(r"^[a-z_$][\w$]*(\.[a-z_$][\w$]*)*\.([A-Z][\w$]*)$")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import catalog as api
+from . import java_api as api
 from .java import Node, col_of, line_of
 from .values import Val, deep
 

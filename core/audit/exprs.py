@@ -12,7 +12,7 @@ from .values import CLEAN, Val, assembled, deep, join, mix
 
 if TYPE_CHECKING:
     from .calls import CallsMixin
-    from .flow import Env
+    from .statements import Env
 
 _LITERALS = frozenset(
     {

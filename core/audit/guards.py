@@ -20,7 +20,7 @@ from .java import Node, child, children, text
 
 if TYPE_CHECKING:
     from .calls import CallsMixin
-    from .flow import Env
+    from .statements import Env
 
 NORMALIZERS = frozenset({"normalize", "toRealPath", "getCanonicalPath", "getCanonicalFile"})
 # Conversions that keep a normalised path normalised (and may sit before the normaliser).

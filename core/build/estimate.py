@@ -32,11 +32,10 @@ from zhixing.core.build.texts import embedding_text
 from zhixing.core.errors import ParseError
 from zhixing.core.ingest import chunk_document
 from zhixing.core.models import KnowledgeBase
-from zhixing.core.store.graph import MAX_DESCRIPTION
+from zhixing.core.store.graph import MAX_DESCRIPTION, GraphStore
 
 if TYPE_CHECKING:
     from zhixing.core.build.pipeline import BuildPipeline
-    from zhixing.core.store.catalog import Catalog
 
 __all__ = [
     "DEFAULT_RATES",
@@ -46,7 +45,6 @@ __all__ = [
     "EXTRA_ROLES",
     "PRIOR_CHUNKS",
     "estimate_add",
-    "graph_history",
     "worth_estimating",
 ]
 
@@ -192,7 +190,7 @@ def estimate_add(
     basis = "none"
     if kb.mode == "graph" and estimate["calls"]:
         # Cached extractions repeat a build already made: its merges and summaries are cached too.
-        predicted, basis = predict_graph_calls(pipeline.catalog, kb.id, estimate["calls"])
+        predicted, basis = predict_graph_calls(pipeline.graph, kb.id, estimate["calls"])
         for role, count in predicted.items():
             by_role[role] = count
             if count:
@@ -212,11 +210,11 @@ def estimate_add(
     return BuildEstimate(chunks=len(variables), embedding=embedding, llm=llm_cost)
 
 
-def predict_graph_calls(catalog: Catalog, kb_id: int, calls: int) -> tuple[dict[str, int], str]:
+def predict_graph_calls(graph: GraphStore, kb_id: int, calls: int) -> tuple[dict[str, int], str]:
     """Predict the `same_entity` and `summarize_description` calls that `calls` extractions
     into knowledge base `kb_id` bring with them: (role -> calls, basis)."""
     default = {role: DEFAULT_RATES[role] * calls for role in EXTRA_ROLES}
-    chunks, merges, mentions = graph_history(catalog, kb_id)
+    chunks, merges, mentions = graph.build_history(kb_id)
     if not chunks:
         return {role: round(n) for role, n in default.items()}, "default"
     # Every long entity that the new chunks mention is summarized again; one with k mentions in
@@ -230,36 +228,3 @@ def predict_graph_calls(catalog: Catalog, kb_id: int, calls: int) -> tuple[dict[
         role: round(weight * history[role] + (1 - weight) * default[role]) for role in EXTRA_ROLES
     }
     return blended, "history"
-
-
-def graph_history(catalog: Catalog, kb_id: int) -> tuple[int, int, list[int]]:
-    """What a knowledge base's earlier builds tell about its graph calls: (extracted chunks,
-    similarity merges it holds, mentions of each entity whose descriptions exceed the limit)."""
-    rows = catalog._rows(
-        "SELECT COUNT(*) AS n FROM chunks c WHERE c.kb_id = ? AND NOT EXISTS"
-        " (SELECT 1 FROM degraded_chunks d WHERE d.chunk_id = c.id)",
-        (kb_id,),
-    )
-    chunks = int(rows[0]["n"]) if rows else 0
-    if not chunks:
-        return 0, 0, []
-    # Each entity holds its own key as an alias; any other alias is a similarity merge.
-    rows = catalog._rows(
-        "SELECT COUNT(*) AS n FROM entity_aliases a JOIN entities e ON e.id = a.entity_id"
-        " WHERE a.kb_id = ? AND (a.key != e.key OR a.type != e.type)",
-        (kb_id,),
-    )
-    merges = int(rows[0]["n"]) if rows else 0
-    # As GraphStore.long_descriptions decides: distinct mention descriptions past the limit.
-    rows = catalog._rows(
-        "SELECT k.n AS n FROM"
-        " (SELECT entity_id, SUM(LENGTH(description)) AS size FROM"
-        "  (SELECT DISTINCT m.entity_id, m.description FROM entity_mentions m"
-        "   JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? AND m.description != '')"
-        "  GROUP BY entity_id) d"
-        " JOIN (SELECT m.entity_id, COUNT(DISTINCT m.chunk_id) AS n FROM entity_mentions m"
-        "  JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? GROUP BY m.entity_id) k"
-        " ON k.entity_id = d.entity_id WHERE d.size > ?",
-        (kb_id, kb_id, MAX_DESCRIPTION),
-    )
-    return chunks, merges, [int(r["n"]) for r in rows]

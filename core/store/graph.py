@@ -112,6 +112,38 @@ class GraphStore:
         self.db = catalog.db
         self.db.executescript(_SCHEMA)
 
+    def build_history(self, kb_id: int) -> tuple[int, int, list[int]]:
+        """What a knowledge base's earlier builds tell about its graph calls: (extracted chunks,
+        similarity merges it holds, mentions of each entity whose descriptions exceed the limit)."""
+        rows = self.catalog._rows(
+            "SELECT COUNT(*) AS n FROM chunks c WHERE c.kb_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM degraded_chunks d WHERE d.chunk_id = c.id)",
+            (kb_id,),
+        )
+        chunks = int(rows[0]["n"]) if rows else 0
+        if not chunks:
+            return 0, 0, []
+        # Each entity holds its own key as an alias; any other alias is a similarity merge.
+        rows = self.catalog._rows(
+            "SELECT COUNT(*) AS n FROM entity_aliases a JOIN entities e ON e.id = a.entity_id"
+            " WHERE a.kb_id = ? AND (a.key != e.key OR a.type != e.type)",
+            (kb_id,),
+        )
+        merges = int(rows[0]["n"]) if rows else 0
+        # As GraphStore.long_descriptions decides: distinct mention descriptions past the limit.
+        rows = self.catalog._rows(
+            "SELECT k.n AS n FROM"
+            " (SELECT entity_id, SUM(LENGTH(description)) AS size FROM"
+            "  (SELECT DISTINCT m.entity_id, m.description FROM entity_mentions m"
+            "   JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? AND m.description != '')"
+            "  GROUP BY entity_id) d"
+            " JOIN (SELECT m.entity_id, COUNT(DISTINCT m.chunk_id) AS n FROM entity_mentions m"
+            "  JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? GROUP BY m.entity_id) k"
+            " ON k.entity_id = d.entity_id WHERE d.size > ?",
+            (kb_id, kb_id, MAX_DESCRIPTION),
+        )
+        return chunks, merges, [int(r["n"]) for r in rows]
+
     # --- questions -------------------------------------------------------------------------
 
     def add_questions(self, kb_id: int, rows: Sequence[tuple[int, str, int, int]]) -> list[int]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .flow import MethodRun
 from .java import Node, child, children, col_of, line_of, parse
 from .model import AuditFinding, AuditRule, TraceStep
 from .project import MethodInfo, Project, SourceFile
 from .rules import RULE_FOR_CWE, STRUCTURAL_RULE_FOR_CWE, STRUCTURAL_RULE_IDS
+from .statements import MethodRun
 from .values import Origin, Val
 
 _CONF = {("S", False): "high", ("S", True): "medium", ("R", False): "high", ("R", True): "medium"}

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 from . import guards
 from .calls import CallsMixin
-from .catalog import SPRING_SOURCE_ANNOTATIONS, is_request_type
 from .exprs import expr
 from .java import Node, child, children, line_of, text
+from .java_api import SPRING_SOURCE_ANNOTATIONS, is_request_type
 from .project import simple_type
 from .values import CLEAN, Val, deep, join
 
 if TYPE_CHECKING:
-    from .engine import Analyzer
     from .project import MethodInfo
+    from .scan import Analyzer
 
 Env = dict[str, Val]
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "enhanced_for_statement"})
