@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 HOST ?= 0.0.0.0
+# Python may write its bytecode caches (ignored by git): without them every test worker and every
+# `zhixing` process a test starts compiles the project, and pytest rewrites each test file, again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install run serve serve-team test test-fast lint format bench clean
 

@@ -20,7 +20,7 @@ def test_slices_give_the_same_vectors_as_one_pass(embedder):
 @pytest.mark.slow
 def test_a_short_request_goes_before_the_rest_of_a_long_one(embedder):
     embedder.embed(["warm up"])
-    bulk = [f"document {i} about firewalls, ciphers and audit logs " * 8 for i in range(24 * 32)]
+    bulk = [f"document {i} about firewalls, ciphers and audit logs " * 8 for i in range(24 * 16)]
     finished: dict[str, float] = {}
 
     def build() -> None:
