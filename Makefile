@@ -46,11 +46,16 @@ serve-team: install
 PYTEST_WORKERS ?= auto
 XDIST = -n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
 
+# mypy checks the types beside the tests, which leave part of the machine idle while they wait
+# on browsers and processes; its report follows theirs, and either failing fails the target.
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/pytest $(XDIST)
+	@$(BIN)/mypy > $(VENV)/mypy.out 2>&1 & mypy=$$!; \
+	echo "$(BIN)/mypy (beside the tests; its report follows them)"; \
+	echo "$(BIN)/pytest $(XDIST)"; $(BIN)/pytest $(XDIST); tests=$$?; \
+	wait $$mypy; typed=$$?; echo "$(BIN)/mypy:"; cat $(VENV)/mypy.out; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 # The unit and page tests only: no browser, no `zhixing` processes, nothing slow (< 90 s).
 test-fast: install

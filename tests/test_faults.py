@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.command import Ran, zhixing
 from tests.fake_openai import FakeOpenAI
 from tests.faults_support import (
     catalog_counts,
@@ -93,16 +94,14 @@ def _cli_env(home: Path, fake: FakeOpenAI) -> dict[str, str]:
     }
 
 
-def _cli(home: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zhixing.cli.main", *args],
-        cwd=ROOT,
-        env=_cli_env(home, fake),
-        text=True,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
+def _cli(home: Path, fake: FakeOpenAI, *args: str) -> Ran:
+    """`zhixing ARGS` in this process, on the fake endpoint: the set-up and the checks around
+    a fault. The faults themselves (a kill, a read-only home, a full disk) hit real processes."""
+    env = _cli_env(home, fake)
+    return zhixing(home, *args, env={k: env[k] for k in _FAKE_ENV})
+
+
+_FAKE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ZHIXING_EMBEDDING", "ZHIXING_LLM_CONCURRENCY")
 
 
 def _milvus(home: Path) -> dict[str, int]:
