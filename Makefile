@@ -15,9 +15,13 @@ $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
 	$(PYTHON) -m venv $(VENV)
 
+# pip compiles every installed module in one process (half its time); compileall does the same
+# on every core (70 s -> 36 + 15 s here). A file it cannot compile (a package's Python 2
+# fixtures) is left to Python, which never imports it.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
+	$(BIN)/python -m compileall -j 0 -qq $(VENV)/lib || true
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -66,10 +66,12 @@ class Settings:
     # endpoint and with the key of LangSmith's own LANGSMITH_ENDPOINT and LANGSMITH_API_KEY.
     langsmith_tracing: bool = False
     langsmith_project: str = "zhixing"
+    # Chunks a build embeds and stores at a time (ZHIXING_EMBED_BATCH): each batch is a point a
+    # killed build resumes from; a smaller one holds less in memory and saves more often.
+    embed_batch: int = 256
     # Build and search knobs (not environment contract, but settable for tests and benchmarks).
     chunk_units: int = 800
     chunk_overlap_units: int = 80
-    embed_batch: int = 256
     parse_workers: int = 0  # 0 = number of cores
     # How long a build waits, paused, for an LLM endpoint that cannot be reached before it
     # stops (resumable with `zhixing resume`).
@@ -86,6 +88,8 @@ class Settings:
             )
         if self.llm_concurrency < 1:
             raise ConfigError("ZHIXING_LLM_CONCURRENCY must be a positive integer.")
+        if self.embed_batch < 1:
+            raise ConfigError("ZHIXING_EMBED_BATCH must be a positive integer.")
         if self.language not in LANGUAGES:
             raise ConfigError(
                 f"ZHIXING_LANGUAGE is {self.language!r}; use one of {', '.join(LANGUAGES)}."
@@ -106,13 +110,7 @@ class Settings:
         env = os.environ if env is None else env
         home = Path(env.get("ZHIXING_HOME") or "data")
         env = {**load_saved(home), **{k: v for k, v in env.items() if v}}
-        concurrency = env.get("ZHIXING_LLM_CONCURRENCY", "8")
-        try:
-            llm_concurrency = int(concurrency)
-        except ValueError:
-            raise ConfigError(
-                f"ZHIXING_LLM_CONCURRENCY is {concurrency!r}; it must be a positive integer."
-            ) from None
+        llm_concurrency = _count(env, "ZHIXING_LLM_CONCURRENCY", 8)
         chat_model = env.get("ZHIXING_CHAT_MODEL") or "gpt-4o-mini"
         tracing = _switch(env, "ZHIXING_LANGSMITH_TRACING")
         if tracing and not any(
@@ -138,6 +136,7 @@ class Settings:
             language=(env.get("ZHIXING_LANGUAGE") or "auto").strip().lower(),
             langsmith_tracing=tracing,
             langsmith_project=env.get("ZHIXING_LANGSMITH_PROJECT") or "zhixing",
+            embed_batch=_count(env, "ZHIXING_EMBED_BATCH", 256),
         )
 
     def with_home(self, home: Path) -> Settings:
@@ -168,6 +167,14 @@ class Settings:
 
 _ON = ("true", "1", "yes", "on")
 _OFF = ("false", "0", "no", "off", "")
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    value = env.get(name, str(default))
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{name} is {value!r}; it must be a positive integer.") from None
 
 
 def _switch(env: Mapping[str, str], name: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -266,8 +267,11 @@ class ChaosModel:
 
     POISON = "POISON"
 
-    def __init__(self, schemas: list[type[BaseModel]], *, every: int = 2) -> None:
-        self.pools = {schema.__name__: pool(schema) for schema in schemas}
+    def __init__(self, schemas: list[type[BaseModel]], *, every: int = 2, size: int = 8) -> None:
+        self.schemas = {schema.__name__: schema for schema in schemas}
+        self.pools: dict[str, list[Any]] = {}  # drawn when a role is first asked: a run asks
+        self.size = size  # each role a few times, and drawing a pool takes 0.2-0.6 s
+        self._drawing = threading.Lock()  # the fake serves requests in threads
         self.every = every
         self.count: dict[str, int] = {}
         self.requests = 0
@@ -294,6 +298,9 @@ class ChaosModel:
         if name == "ChunkKnowledge" and self.POISON in _prompt_text(body):
             return "I am sorry, but I cannot process this document."
         n = self.count[name] = self.count.get(name, 0) + 1
+        with self._drawing:
+            if name in self.schemas and name not in self.pools:
+                self.pools[name] = pool(self.schemas[name], self.size)
         replies_ = self.pools.get(name)
         if not replies_ or n % self.every == 0:
             return default_responder(body)

@@ -492,31 +492,40 @@ def test_hostile_entities_render_as_text_on_the_graph_page(watched, hostile) -> 
         "() => { network.stopSimulation(); network.setOptions({physics: false});"
         " network.fit({animation: false}); }"
     )
-    box = page.locator("iframe").first.bounding_box()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    def aim() -> tuple[float, float]:  # the node's place now (a busy page may still move it)
-        return frame.evaluate(
+    holder = frame.frame_element()  # the nested frame that draws the network
+
+    def aim() -> tuple[float, float]:
+        """The node's place on the screen now: the frame scrolled into view first (a node low
+        in it may lie below the window's edge), then the frame's box and the node's place in it
+        (a busy page may still move either)."""
+        holder.scroll_into_view_if_needed()
+        box = holder.bounding_box()
+        assert box is not None
+        x, y = frame.evaluate(
             """(id) => { const p = network.canvasToDOM(network.getPositions([id])[id]);
                          const r = document.getElementById('mynetwork').getBoundingClientRect();
                          return [p.x + r.left, p.y + r.top]; }""",
             ids[XSS_IMG],
         )
+        return box["x"] + x, box["y"] + y
 
     tooltip = frame.locator("div.vis-tooltip")
     for nudge in range(6):  # a hand moves onto a node; one move may land while the page is busy
         x, y = aim()
-        page.mouse.move(box["x"] + 2, box["y"] + 2)
-        page.mouse.move(box["x"] + x + nudge % 3, box["y"] + y, steps=4)
+        assert 0 <= x < 1400 and 0 <= y < 1000, (x, y)  # inside the window
+        page.mouse.move(x - 40, y - 40)
+        page.mouse.move(x + nudge % 3, y, steps=4)
         try:
-            tooltip.wait_for(state="visible", timeout=8_000)
+            tooltip.wait_for(state="visible", timeout=4_000)
             break
         except PlaywrightTimeout:
             continue
     tooltip.wait_for(state="visible", timeout=5_000)
     assert XSS_IMG in tooltip.inner_text() and XSS_SCRIPT in tooltip.inner_text()
     assert tooltip.locator("img, script").count() == 0
-    page.mouse.click(box["x"] + x, box["y"] + y)
+    page.mouse.click(x, y)
     # Searching the entity shows its details as text.
     search = page.locator(".st-key-graph-search input")
     search.fill(XSS_IMG)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_chromium, serve_app, settle
+from tests.command import zx
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
@@ -83,14 +84,6 @@ def test_the_command_builds_while_the_served_app_answers_on_one_milvus_server(
         # What the command built, the served app finds (one catalog, one Milvus server).
         assert "note-7.md" in _search(page, "Which runbook restarts queue worker zebra7?")
         browser.close()
-    listed = subprocess.run(
-        [sys.executable, "-m", "zhixing.cli.main", "docs", "team", "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    listed = zx(home, "docs", "team", "--json", env={"ZHIXING_MILVUS_URI": milvus_server})
     documents = json.loads(listed.stdout)
     assert len(documents) == ADDED + 1 and {d["status"] for d in documents} == {"indexed"}

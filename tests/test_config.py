@@ -28,8 +28,10 @@ def test_environment_variables_are_read():
             "ZHIXING_FAST_MODEL": "qwen2.5-7b",
             "ZHIXING_LLM_CONCURRENCY": "4",
             "ZHIXING_STRUCTURED_OUTPUT": "json_mode",
+            "ZHIXING_EMBED_BATCH": "64",
         }
     )
+    assert s.embed_batch == 64 and Settings.from_env({}).embed_batch == 256
     assert s.home == Path("/srv/zx") and s.catalog_path == Path("/srv/zx/catalog.db")
     assert not s.milvus_is_lite and s.milvus_token == "root:Milvus"
     assert s.llm_configured and s.fast_model == "qwen2.5-7b" and s.llm_concurrency == 4
@@ -49,6 +51,8 @@ def test_secrets_never_appear_in_the_repr():
     [
         ({"ZHIXING_LLM_CONCURRENCY": "many"}, "positive integer"),
         ({"ZHIXING_LLM_CONCURRENCY": "0"}, "positive integer"),
+        ({"ZHIXING_EMBED_BATCH": "1e3"}, "ZHIXING_EMBED_BATCH is '1e3'; it must be a positive"),
+        ({"ZHIXING_EMBED_BATCH": "-5"}, "ZHIXING_EMBED_BATCH must be a positive integer"),
         ({"ZHIXING_STRUCTURED_OUTPUT": "xml"}, "json_schema"),
         ({"ZHIXING_EMBEDDING": "bge"}, "openai:<model>"),
         ({"ZHIXING_LANGSMITH_TRACING": "maybe"}, "use true or false"),

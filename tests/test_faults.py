@@ -91,6 +91,7 @@ def _cli_env(home: Path, fake: FakeOpenAI) -> dict[str, str]:
         "OPENAI_API_KEY": "sk-test",
         "ZHIXING_EMBEDDING": "openai:fake-embed",
         "ZHIXING_LLM_CONCURRENCY": "4",
+        "ZHIXING_EMBED_BATCH": "64",  # a kill after the first batch still leaves most undone
     }
 
 
@@ -101,7 +102,13 @@ def _cli(home: Path, fake: FakeOpenAI, *args: str) -> Ran:
     return zhixing(home, *args, env={k: env[k] for k in _FAKE_ENV})
 
 
-_FAKE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ZHIXING_EMBEDDING", "ZHIXING_LLM_CONCURRENCY")
+_FAKE_ENV = (
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "ZHIXING_EMBEDDING",
+    "ZHIXING_LLM_CONCURRENCY",
+    "ZHIXING_EMBED_BATCH",
+)
 
 
 def _milvus(home: Path) -> dict[str, int]:
@@ -119,7 +126,7 @@ def _milvus(home: Path) -> dict[str, int]:
 @pytest.mark.process
 @pytest.mark.slow
 def test_a_killed_graph_build_resumes_to_exactly_the_uninterrupted_result(tmp_path, fake):
-    n = 400  # the CLI embeds in batches of 256 chunks: the kill lands after the first one
+    n = 160  # the command embeds in batches of 64 chunks here: the kill lands after the first
     corpus = graph_corpus(tmp_path / "corpus.jsonl", n)
     reference, killed = tmp_path / "reference", tmp_path / "killed"
     for home in (reference, killed):

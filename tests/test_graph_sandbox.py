@@ -139,28 +139,49 @@ _REACH = """() => {
 }"""
 
 
-def _hover_and_click_everything(page, frame, dialogs: list[str]) -> None:
-    frame.evaluate("() => { network.stopSimulation(); network.setOptions({physics: false}); }")
-    box = frame.frame_element().bounding_box()  # the nested frame, in the host page's pixels
-    tooltip = frame.locator("div.vis-tooltip")
-    targets, empty = _targets(frame)
-    assert len(targets) == len(NODES) + len(EDGES)
-    for target in targets:
+def _hover(page, frame, box: dict, index: int) -> tuple[dict, float, float]:
+    """Move onto target `index` until its tooltip shows, or markup ran: (target, x, y).
+
+    Its place is read again before each try: on a busy machine a move may land before the
+    frame has drawn what the last read saw."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        targets, empty = _targets(frame)
+        target = targets[index]
         x, y = box["x"] + target["x"], box["y"] + target["y"]
+        page.mouse.move(box["x"] + empty["x"], box["y"] + empty["y"])
         page.mouse.move(x - 3, y - 3)
         page.mouse.move(x, y)
         # The tooltip shows this title as text (vis set it with innerText), unless markup ran
         # first: then say so rather than time out.
         first = target["title"].splitlines()[0]
-        frame.wait_for_function(_SHOWN_OR_RAN, arg=[first, CANARIES], timeout=5_000)
+        try:
+            frame.wait_for_function(_SHOWN_OR_RAN, arg=[first, CANARIES], timeout=4_000)
+            return target, x, y
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _hover_and_click_everything(page, frame, dialogs: list[str]) -> None:
+    # The layout settles (and fits the frame) before anything is aimed at, then holds still.
+    frame.wait_for_function("() => network.physics.stabilized", timeout=60_000)
+    frame.evaluate("() => { network.stopSimulation(); network.setOptions({physics: false}); }")
+    box = frame.frame_element().bounding_box()  # the nested frame, in the host page's pixels
+    tooltip = frame.locator("div.vis-tooltip")
+    targets, empty = _targets(frame)
+    assert len(targets) == len(NODES) + len(EDGES)
+    for index in range(len(targets)):
+        target, x, y = _hover(page, frame, box, index)
         _assert_nothing_ran(page, dialogs)
         # innerText turns each newline into a <br>; any other element came from markup.
         assert tooltip.locator(":not(br)").count() == 0, target
         page.mouse.click(x, y)
         page.mouse.move(box["x"] + empty["x"], box["y"] + empty["y"])
         tooltip.wait_for(state="hidden", timeout=5_000)
-    page.mouse.move(box["x"] + targets[0]["x"], box["y"] + targets[0]["y"])
-    tooltip.wait_for(state="visible", timeout=5_000)
+    _hover(page, frame, box, 0)
     assert "<img src=x onerror" in tooltip.inner_text() and "href" in tooltip.inner_text()
 
 

@@ -76,7 +76,7 @@ def test_build_ask_and_run_through_a_careless_model_and_a_flaky_gateway(tmp_path
             f"# {topic}\n\nRule {n}: {topic} requires Input Validation and Output Encoding.\n",
             encoding="utf-8",
         )
-    with FakeOpenAI(model, chaos=model.faults, retry_after="1", timeout_sleep_s=1.0) as fake:
+    with FakeOpenAI(model, chaos=model.faults, retry_after="0.2", timeout_sleep_s=0.3) as fake:
         home = tmp_path / "home"
         endpoint = {
             "OPENAI_BASE_URL": fake.url,

@@ -169,14 +169,10 @@ def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
     assert rows and all(description.strip() for _, description in rows)
 
 
-@pytest.mark.slow
-@settings(max_examples=12, **_FAST)
-@given(reply=replies(ChunkKnowledge))
-def test_function_calling_extraction_replies_are_read_the_same_way(
-    tmp_path_factory, embedder, reply
-) -> None:
+@pytest.fixture(scope="module")
+def function_calling(tmp_path_factory, embedder):
+    """(a service whose model reads replies through function calling, its hostile model)."""
     model = HostileModel()
-    model.attack = {"ChunkKnowledge": reply}
     with FakeOpenAI(model) as server:
         home = tmp_path_factory.mktemp("fc") / "home"
         settings = Settings(
@@ -187,9 +183,20 @@ def test_function_calling_extraction_replies_are_read_the_same_way(
         )
         with KnowledgeService(settings, embedder=embedder, llm_options={"backoff_s": 0.01}) as s:
             s.create_kb("kb", mode="graph")
-            report = s.add("kb", [_doc(home.parent)])
-            assert report.ok and report.chunks > 0, report.to_json()
-            _graph_is_well_formed(s)
+            yield s, model
+
+
+@pytest.mark.slow
+@settings(max_examples=12, **_FAST)
+@given(reply=replies(ChunkKnowledge))
+def test_function_calling_extraction_replies_are_read_the_same_way(
+    function_calling, tmp_path_factory, reply
+) -> None:
+    service, model = function_calling
+    model.attack = {"ChunkKnowledge": reply}
+    report = service.add("kb", [_doc(tmp_path_factory.mktemp("fc-docs"))])
+    assert report.ok and report.chunks > 0, report.to_json()
+    _graph_is_well_formed(service)
 
 
 # --- the search roles --------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from tests.faults_support import indexed_documents
 from tests.test_cli import ROOT, zx
 from zhixing.core.store import VectorStore
 
-N = 400  # the command embeds in batches of 256 chunks: the kill lands after the first
+N = 160
+BATCH = 64  # chunks the command embeds and saves at a time: the kill lands after the first
 WORDS = ["firewall", "router", "cipher", "token", "session", "kernel", "packet", "audit"]
 
 
@@ -35,7 +36,7 @@ def _corpus(path: Path) -> None:
 def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path, backend, request):
     home = tmp_path / "home"
     uri = request.getfixturevalue("milvus_server") if backend == "server" else ""
-    store = {"ZHIXING_MILVUS_URI": uri}
+    store = {"ZHIXING_MILVUS_URI": uri, "ZHIXING_EMBED_BATCH": str(BATCH)}
     corpus = tmp_path / "corpus.jsonl"
     _corpus(corpus)
     zx(home, "kb", "create", "big", env=store)
@@ -48,7 +49,7 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path, back
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
-    while indexed_documents(home / "catalog.db") < 150 and time.monotonic() < deadline:
+    while indexed_documents(home / "catalog.db") < BATCH * 0.6 and time.monotonic() < deadline:
         assert build.poll() is None, "the build finished before it could be killed"
         time.sleep(0.05)
     build.send_signal(signal.SIGKILL)
@@ -72,6 +73,6 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path, back
         assert vectors.count(512, kb=kb_id) == rows == chunks
     finally:
         vectors.close()
-    found = zx(home, "search", "big", "Record 317", "--json", env=store)
+    found = zx(home, "search", "big", "Record 117", "--json", env=store)
     hit = json.loads(found.stdout)["hits"]
-    assert any(h["document"] == "doc-317" for h in hit)
+    assert any(h["document"] == "doc-117" for h in hit)
