@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,34 @@ def indexed_documents(catalog: Path) -> int:
             ).fetchone()[0]
     except sqlite3.OperationalError:
         return 0
+
+
+# Run in a fresh interpreter, which then becomes the command (execv): what the fault tests
+# would otherwise do in `preexec_fn`, between fork and exec of this test process. That process
+# runs threads (Milvus Lite's gRPC, the fake endpoint), and Python code there may find a lock
+# another thread held at the fork: on a loaded machine the child aborted (SIGABRT, no output).
+_LAUNCHER = """
+import ctypes, json, os, resource, signal, sys
+setup = json.loads(sys.argv[1])
+if setup["drop_root_overrides"]:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2, 3):  # PR_CAPBSET_DROP: gone from the command that is exec'd
+        if libc.prctl(24, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+if setup["file_limit"]:
+    # A write past the limit then fails with EFBIG, as a write to a full disk fails with
+    # ENOSPC; an ignored SIGXFSZ stays ignored in the exec'd command (it would kill it).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (setup["file_limit"],) * 2)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def confined(
+    command: list[str], *, drop_root_overrides: bool = False, file_limit: int = 0
+) -> list[str]:
+    """`command`, started so that it runs without root's power to write through mode bits
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER: a read-only folder is then read-only
+    to it as to anyone) and/or unable to write a file past `file_limit` bytes."""
+    setup = {"drop_root_overrides": drop_root_overrides, "file_limit": file_limit}
+    return [sys.executable, "-c", _LAUNCHER, json.dumps(setup), *command]

@@ -7,14 +7,23 @@ script raised), moves with `go`, acts through `run`, `say` and `sign_in`, and re
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
 __all__ = ["MAIN", "everything", "go", "open_page", "run", "say", "sign_in"]
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = str(ROOT / "app" / "main.py")
+
+# Each new AppTest reads the metadata of every installed distribution, looking for Streamlit
+# components (0.05 s an app, 8 s of the unit tests); what is installed does not change while
+# the tests run, so the first scan stands for the rest. AppTest imports the scanner on each run.
+manifest_scanner.scan_component_manifests = functools.cache(
+    manifest_scanner.scan_component_manifests
+)
 
 
 def run(at: AppTest) -> AppTest:

@@ -53,18 +53,25 @@ def served(tmp_path_factory, embedder):  # noqa: ANN001
         yield url, home, root
 
 
-@pytest.fixture
-def page(served):  # noqa: ANN001
+@pytest.fixture(scope="module")
+def browser(served):  # noqa: ANN001
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # The UI follows the browser's language: these tests read its Chinese labels.
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture
+def page(browser):  # noqa: ANN001
+    # A fresh context per test (its own session); the UI follows the browser's language, and
+    # these tests read its Chinese labels.
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    context.close()
 
 
 def _rename_uploads(page, sent: str, hostile: str) -> list[str]:  # noqa: ANN001

@@ -21,6 +21,7 @@ from tests.command import Ran, zhixing
 from tests.fake_openai import FakeOpenAI
 from tests.faults_support import (
     catalog_counts,
+    confined,
     graph_corpus,
     indexed_documents,
     milvus_counts,
@@ -266,29 +267,16 @@ def test_a_pause_longer_than_the_limit_stops_the_build_resumably(tmp_path, fake)
 # --- a read-only home, a full disk -------------------------------------------------------------
 
 
-def _without_root_overrides() -> None:
-    """In the child: drop the capabilities that let root write through mode bits
-    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER) from its bounding set, so that a
-    read-only folder is read-only to it as to anyone. A normal user has none to drop."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in (1, 2, 3):
-        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
-
-
 def _as_reader_only(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Run a command that may read but not write a read-only home, root or not."""
     return subprocess.run(
-        command,
+        confined(command, drop_root_overrides=os.geteuid() == 0),
         cwd=ROOT,
         env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
         text=True,
         capture_output=True,
         timeout=300,
         check=False,
-        preexec_fn=_without_root_overrides if os.geteuid() == 0 else None,
     )
 
 
@@ -335,32 +323,22 @@ def test_a_read_only_home_is_refused_in_one_sentence_and_left_intact(tmp_path, f
     _assert_intact(home, fake, before)
 
 
-def _disk_full(limit: int):  # noqa: ANN202
-    def apply() -> None:
-        import resource
-
-        # A write past `limit` bytes then fails with EFBIG, as a write to a full disk fails
-        # with ENOSPC; ignored, SIGXFSZ would kill the process instead.
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return apply
-
-
 @pytest.mark.process
 def test_a_full_disk_fails_the_build_in_one_sentence_and_keeps_what_was_built(tmp_path, fake):
     home, before = _built_home(tmp_path, fake)
     big = graph_corpus(tmp_path / "big.jsonl", 3000)
     largest = max(p.stat().st_size for p in home.rglob("*") if p.is_file())
     out = subprocess.run(
-        [sys.executable, "-m", "zhixing.cli.main", "add", "kg", str(big)],
+        confined(
+            [sys.executable, "-m", "zhixing.cli.main", "add", "kg", str(big)],
+            file_limit=largest + 256 * 1024,
+        ),
         cwd=ROOT,
         env=_cli_env(home, fake),
         text=True,
         capture_output=True,
         timeout=300,
         check=False,
-        preexec_fn=_disk_full(largest + 256 * 1024),
     )
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith("zhixing: ")]
