@@ -32,7 +32,7 @@ try:
     debug_log(Settings.from_env().home)  # tracebacks go there, one sentence to the page
     shared = knowledge_service()
 except ZhixingError as exc:
-    st.error(T.SERVICE_ERROR.format(error=exc))
+    st.error(inert(T.SERVICE_ERROR.format(error=exc)))
     st.stop()
 # Builds a crash interrupted go on as soon as the server is back (once per process).
 resume_interrupted_once(shared)
@@ -44,7 +44,8 @@ if st.session_state.get(LANGUAGE_KEY) not in LANGUAGE_NAMES:
     )
     st.session_state.pop(LANGUAGE_USER, None)
 st.set_page_config(page_title=T.APP_TITLE, page_icon="📚", layout="wide")
-# Nobody reaches a page, nor the sidebar's list of knowledge bases, before signing in.
+# Nobody reaches a page, nor the sidebar's list of knowledge bases, before signing in; without
+# logins, nobody who came by a name other than localhost's (app/auth.py `local_request`).
 st.session_state[ACTOR_KEY] = None
 user = require_login(shared)
 st.session_state[ACTOR_KEY] = user
@@ -74,7 +75,7 @@ navigation = st.navigation(pages)
 try:
     sidebar(shared.as_user(user))
 except ZhixingError as exc:
-    st.error(T.SERVICE_ERROR.format(error=exc))
+    st.error(inert(T.SERVICE_ERROR.format(error=exc)))
     st.stop()
 with st.sidebar:
     st.selectbox(

@@ -7,6 +7,7 @@ then runs it where it stands, the agentic rounds appearing inside the cell as th
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +25,42 @@ RUN = "nb-run"  # session key: the id of the cell to run on this pass
 EDIT = "nb-edit"  # session key: the id of the cell whose form is open
 FLASH = "nb-flash"  # session key: a (level, sentence) to show once
 MODES = ("search", "answer", "agentic")
+SCOPE = "recall-scope"  # the scope widget's key, and the name of the user's saved choice
+# A question is a search query and a prompt: two thousand characters hold any question; a
+# pasted document belongs in a knowledge base.
+MAX_QUESTION_CHARS = 2000
+
+
+def question_checked(question: str) -> str:
+    """The question, or the sentence saying it is empty or over `MAX_QUESTION_CHARS`."""
+    if not question.strip():
+        raise ZhixingError(T.EMPTY_QUERY)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ZhixingError(
+            T.QUESTION_TOO_LONG.format(length=len(question), limit=MAX_QUESTION_CHARS)
+        )
+    return question
+
+
+def saved_scope(service: KnowledgeService, names: Sequence[str]) -> list[str]:
+    """The scope this user chose last (kept per user, as their language is), of the knowledge
+    bases they may still see; all of them when none is left."""
+    try:
+        chosen = json.loads(service.preference(SCOPE) or "[]")
+    except ValueError:
+        chosen = []
+    visible = {T.SCOPE_ALL, *names}
+    kept = (
+        [n for n in chosen if isinstance(n, str) and n in visible]
+        if isinstance(chosen, list)
+        else []
+    )
+    return kept or [T.SCOPE_ALL]
+
+
+def save_scope(service: KnowledgeService) -> None:
+    """The scope changed: keep it for this user's next visit, page change or session."""
+    service.set_preference(SCOPE, json.dumps(list(st.session_state.get(SCOPE) or [])))
 
 
 def flash(level: str, message: str) -> None:
@@ -159,7 +196,7 @@ def _edit_form(service: KnowledgeService, cell: NotebookCell) -> None:
 
 def _save(service: KnowledgeService, cell_id: str, prefix: str, defaults: Sequence[str]) -> None:
     def save() -> None:
-        question = str(st.session_state.get(f"{prefix}-query") or "")
+        question = question_checked(str(st.session_state.get(f"{prefix}-query") or ""))
         service.edit_cell(cell_id, question=question, **read_settings(prefix, defaults))
         st.session_state[EDIT] = None
         st.session_state[RUN] = cell_id
@@ -186,6 +223,9 @@ def _run(service: KnowledgeService, cell: NotebookCell) -> NotebookCell:
 
 def _result(cell: NotebookCell, *, replay: bool) -> None:
     result = cell.result
+    if cell.withheld:  # the service kept back what a lost knowledge base gave it
+        st.info(T.WITHHELD)
+        return
     if result is None:
         st.caption(T.NOT_RUN)
         return

@@ -99,8 +99,9 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^])")
 
 
 def _escaped(text: str) -> str:
-    """Document text shown literally in Markdown: every mark escaped, line breaks kept."""
-    return "  \n".join(_MARKDOWN_SPECIAL.sub(r"\\\1", line) for line in text.split("\n"))
+    """Document text shown literally in Markdown: every mark escaped, line breaks kept, and
+    no autolink (GFM finds `https://…` in the text after its escapes are read: `inert`)."""
+    return "  \n".join(inert(_MARKDOWN_SPECIAL.sub(r"\\\1", line)) for line in text.split("\n"))
 
 
 def highlighted(chunk: str, cited: str) -> str:

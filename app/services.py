@@ -8,7 +8,7 @@ import streamlit as st
 
 from zhixing.app.background import build_jobs
 from zhixing.core.config import Settings
-from zhixing.core.service import Embedder, KnowledgeService, make_embedder
+from zhixing.core.service import Embedder, KnowledgeService, make_embedder, owner_only_umask
 
 # Held while the shared service is swapped, and while a new one opens: Milvus Lite lets one
 # client open its file, so a page run asking for the service mid-swap waits for the old to close.
@@ -26,6 +26,7 @@ def embedder() -> Embedder:
 def knowledge_service() -> KnowledgeService:
     """One service per server process: Milvus Lite lets only one process open its file."""
     with _swap_lock:
+        owner_only_umask()  # all the server writes in the home is its owner's alone
         return KnowledgeService(Settings.from_env(), embedder=embedder(), jobs=build_jobs())
 
 

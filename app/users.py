@@ -10,7 +10,7 @@ from datetime import datetime
 import streamlit as st
 
 from zhixing.app.strings import settings as T
-from zhixing.app.widgets import guarded
+from zhixing.app.widgets import guarded, inert
 from zhixing.core.service import ROLES, KnowledgeService
 
 __all__ = ["users_section"]
@@ -47,7 +47,7 @@ def _user_form(service: KnowledgeService) -> None:
         if st.form_submit_button(T.USER_SAVE):
             user = guarded(lambda: service.add_user(name, role, None if sso else password))
             if user is not None:
-                st.success(T.USER_SAVED.format(name=user.name, role=user.role))
+                st.success(inert(T.USER_SAVED.format(name=user.name, role=user.role)))
 
 
 def _remove_form(service: KnowledgeService, names: list[str]) -> None:
@@ -58,7 +58,7 @@ def _remove_form(service: KnowledgeService, names: list[str]) -> None:
             and name
             and guarded(_remover(service, name))
         ):
-            st.success(T.USER_REMOVED.format(name=name))
+            st.success(inert(T.USER_REMOVED.format(name=name)))
 
 
 def _remover(service: KnowledgeService, name: str) -> Callable[[], bool]:
@@ -85,7 +85,7 @@ def _members_form(service: KnowledgeService, names: list[str]) -> None:
         if st.form_submit_button(T.MEMBERS_SAVE) and (
             guarded(lambda: service.restrict(kb, chosen)) is not None
         ):
-            st.success(T.MEMBERS_SAVED.format(name=kb))
+            st.success(inert(T.MEMBERS_SAVED.format(name=kb)))
 
 
 def _audit(service: KnowledgeService) -> None:

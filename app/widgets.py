@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,15 +19,32 @@ from zhixing.core.service import KnowledgeService, ProgressEvent
 R = TypeVar("R")
 
 
+# WORD JOINER (U+2060): shows as nothing and joins no words apart, but no Markdown syntax
+# reads across it. A backslash escape is not enough for links: Streamlit's GFM finds autolinks
+# (`https://…`, `www.…`, `a@b.c`) in the text after escapes and entities are decoded, and a
+# backslash shows as itself inside `code`; the joiner does neither.
+_JOINER = "\u2060"
+_DEFUSE = re.compile(
+    r"\](?=[(\[:])"  # [text](url), [text][ref], [ref]: url, ![image](src)
+    r"|<(?=[A-Za-z][A-Za-z0-9+.-]{1,31}:)"  # <ftp://…>, <any-scheme:…> (CommonMark autolinks)
+    r"|&(?=#?[0-9A-Za-z]+;)"  # &#58; and &colon; decode to the letters the rules below break
+    r"|(?i:https?)(?=\\?:)"  # https://… (an escaped colon decodes to a colon first)
+    r"|(?i:www)(?=\\?\.)"  # www.…
+    r"|(?<=[-.+\w])(?=\\?@)",  # a@b.c, mailto:a@b.c
+)
+
+
 def inert(text: object) -> str:
     """Markdown that holds names, document text or LLM output, made harmless to show.
 
     Streamlit already shows HTML inside Markdown as text (`<img onerror=…>` stays visible
-    letters) and drops `javascript:` links, but it still renders a Markdown image, so
-    `![](http://…)` in a document would make every reader's browser fetch a URL the document
-    chose: the image syntax is escaped into text.
+    letters) and drops `javascript:` links, but it renders every other link: a document's
+    `[sign in again](https://evil.test)`, `<https://evil.test>`, a bare `https://evil.test`
+    or `www.evil.test`, an image `![](http://…)` that every reader's browser would fetch.
+    An invisible word joiner goes where each would start, so they all show as the text they
+    are; bold, lists and headings still render. Applying it twice changes nothing more.
     """
-    return str(text).replace("![", "!\\[")
+    return _DEFUSE.sub(lambda m: m.group(0) + _JOINER, str(text))
 
 
 def show_error(exc: BaseException) -> None:
@@ -53,7 +71,13 @@ def sidebar(service: KnowledgeService) -> None:
         if not kbs:
             st.caption(T.SIDEBAR_NO_KB)
         for s in kbs:
-            line = T.SIDEBAR_KB_LINE.format(name=s.kb.name, documents=s.documents, chunks=s.chunks)
+            # The counts are of indexed documents: a build's documents join them batch by batch.
+            job = service.build_running(s.kb.name)
+            line = T.SIDEBAR_KB_BUILDING if job else T.SIDEBAR_KB_LINE
+            done, total = (job.done, job.total) if job else (0, 0)
+            line = line.format(
+                name=s.kb.name, documents=s.documents, chunks=s.chunks, done=done, total=total
+            )
             st.caption(inert(line))
         st.subheader(T.SIDEBAR_LLM)
         if settings.llm_configured:

@@ -22,6 +22,7 @@ from zhixing.core.build import ProgressEvent
 from zhixing.core.choices import GraphFormat
 from zhixing.core.config import Settings
 from zhixing.core.errors import ZhixingError, internal_error
+from zhixing.core.home import owner_only_umask
 from zhixing.core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
 from zhixing.core.models import Hit
 from zhixing.core.search import STRATEGIES, parse_strategies
@@ -187,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown = verbose_log(sys.stderr) if args.verbose else None
     try:
         settings = Settings.from_env()
+        owner_only_umask()  # the home and all in it is this user's alone (core/home.py)
         logged = debug_log(settings.home)
         return _HANDLERS[command](args, settings)
     except ZhixingError as exc:
@@ -368,7 +370,8 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
 
 def _resume(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        reports = svc.resume_interrupted(args.name, on_event=_Progress())
+        # A cancelled build's documents left are finished too (a cancel keeps them for this).
+        reports = svc.resume_interrupted(args.name, on_event=_Progress(), cancelled=True)
     for report in reports:
         for failure in report.failed:
             print(f"failed: {failure.error}", file=sys.stderr)

@@ -8,8 +8,10 @@ An IDE agent or any MCP client starts `zhixing mcp` and calls its tools:
     graph_neighbourhood(knowledge_base, entity, hops?)   an entity's K-hop neighbourhood
 
 The server acts for one user: `--user NAME` takes that stored user's role and visibility (a
-viewer sees only the knowledge bases open to them), else the local user of the `zhixing`
-command. Tools only read: nothing here builds, removes or changes. Standard output carries the
+viewer sees only the knowledge bases open to them, and a name they may not see reads exactly
+as a missing one), else the local user of the `zhixing` command. `--user` selects a role; it is
+no boundary against whoever starts the server, who can read the home (core/home.py keeps the
+home its owner's alone). Tools only read: nothing here builds, removes or changes. Standard output carries the
 protocol, so nothing else is printed there; a failure reaches the client as the one sentence
 the CLI would print, and the details go to the home's debug log.
 """
@@ -33,7 +35,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     mcp.add_argument(
         "--user",
         metavar="NAME",
-        help="act as this stored user, with their role and visibility (default: the local user)",
+        help="act as this stored user, with their role and visibility (default: the local"
+        " user); it selects a role, and is no boundary against whoever can read the home",
     )
 
 

@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 from zhixing.core.ask.configuration import AgentContext
 from zhixing.core.ask.flow import build_bound_graph as build_ask_graph
 from zhixing.core.config import Settings
+from zhixing.core.home import owner_only_umask
 from zhixing.core.logs import debug_log
 from zhixing.core.service import KnowledgeService
 from zhixing.core.task.configuration import TaskContext
@@ -59,6 +60,7 @@ def service() -> KnowledgeService:
     with _lock:
         if _opened is None:
             settings = Settings.from_env()
+            owner_only_umask()  # the home and all in it is this user's alone (core/home.py)
             debug_log(settings.home)
             _opened = KnowledgeService(settings)
         return _opened

@@ -209,7 +209,7 @@ def save_settings(home: Path, values: Mapping[str, str]) -> Settings:
     clean = {k: str(v).strip() for k, v in values.items() if k in SAVED_KEYS and str(v).strip()}
     settings = Settings.from_env({"ZHIXING_HOME": str(home), **clean})  # validates
     home = Path(home)
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = home / f".{SETTINGS_FILE}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:

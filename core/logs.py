@@ -12,11 +12,14 @@ call, search and build stage took.
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import threading
 from pathlib import Path
 from typing import TextIO
+
+from zhixing.core.home import private_dir, private_file
 
 __all__ = ["close_debug_log", "close_verbose_log", "debug_log", "log_path", "verbose_log"]
 
@@ -41,6 +44,11 @@ class _Redact(logging.Filter):
 
 
 class _QuietFileHandler(logging.handlers.RotatingFileHandler):
+    def _open(self) -> io.TextIOWrapper:
+        # Owner-only whatever the umask, and so is each file a rotation starts.
+        private_file(Path(self.baseFilename))
+        return super()._open()
+
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - stdlib name
         pass  # a full disk must not turn the debug log into a traceback on the user's screen
 
@@ -57,7 +65,7 @@ def debug_log(home: Path) -> Path | None:
         if path in _installed:
             return path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             handler = _QuietFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError:
             return None

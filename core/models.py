@@ -294,7 +294,10 @@ class NotebookCell:
     `result` is None until the cell runs; then {"hits": [Hit.to_json()], "answer":
     Answer.to_json() or None (a search cell), "events": the agentic trace or None, "ran_at",
     "seconds"}; an imported cell's result holds only its answer and `"imported": True`.
-    `error` is the sentence its last run failed with ("" when it did not).
+    `error` is the sentence its last run failed with ("" when it did not). `withheld`: the
+    last run consulted a knowledge base the reader may no longer see, so the service shows
+    neither its result nor its error (the page says so; running it again searches what they
+    may see now). A run also stores the names it searched as "kbs".
     """
 
     id: str
@@ -308,6 +311,7 @@ class NotebookCell:
     result: dict[str, Any] | None = None
     error: str = ""
     updated_at: float = 0.0
+    withheld: bool = False
 
     @property
     def hits(self) -> list[Hit]:

@@ -40,6 +40,9 @@ from zhixing.core.choices import GraphFormat
 from zhixing.core.config import Settings
 from zhixing.core.embed import Embedder, make_embedder
 from zhixing.core.errors import AccessError, NotFoundError, StoreError, ZhixingError
+from zhixing.core.home import owner_only_umask, private_dir, private_file, tighten, tighten_home
+from zhixing.core.ingest import sanitize_name
+from zhixing.core.ingest.uploads import Refusal, UploadRefusedError, screen_uploads
 from zhixing.core.llm.protocol import LLM, StreamingLLM, ToolCallingLLM
 from zhixing.core.llm.tracing import configure_tracing
 from zhixing.core.logs import debug_log
@@ -96,6 +99,7 @@ __all__ = [
     "debug_log",
     "is_loopback",
     "make_embedder",
+    "owner_only_umask",
 ]
 
 MAX_ENTITY_CHUNKS = 20  # chunks shown under one entity; the rest are counted
@@ -121,7 +125,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self.settings = settings
         configure_tracing(settings)
         try:
-            settings.home.mkdir(parents=True, exist_ok=True)
+            settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(
                 f"The Zhixing home {settings.home} cannot be created ({exc.strerror or exc}); "
@@ -151,6 +155,9 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self._jobs = jobs if jobs is not None else BuildJobs()
         # Opened on first use (a read-only home still searches), shared by every view.
         self._conversations = _Conversations(self._catalog, settings.home / "conversations.sqlite")
+        # Everything is open (Milvus Lite has made its folder): one walk takes group and other
+        # bits off whatever an older Zhixing or a loose umask left (core/home.py).
+        tighten_home(settings.home)
 
     @property
     def _runs(self) -> RunStore:
@@ -168,6 +175,9 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self._conversations.close()
         self._vectors.close()
         self._catalog.close()
+        # A host that kept a loose umask (a library, not a front end) may have had files
+        # made while it was open (Milvus Lite's segments): they leave owner-only too.
+        tighten_home(self.settings.home)
 
     def as_user(self, user: User) -> KnowledgeService:
         """This service acting for `user`: the same stores, that user's rights (a cheap view;
@@ -196,6 +206,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
             description=description,
             embedding=self.embedder.name,
             dimension=self.embedder.dimension,
+            created_by=self.actor.name,
         )
         self._audit("kb.create", kb.name, mode=kb.mode)
         return kb
@@ -220,20 +231,36 @@ class KnowledgeService(AccessControl, NotebookMixin):
         raise StoreError(f"The name {name.strip()!r} cannot be used; choose another.")
 
     def kb(self, name: str) -> KnowledgeBase:
-        kb = self._catalog.get_kb(name)
-        if not self._visible(kb, self._users.restricted()):
-            raise AccessError(
-                f"{kb.name!r} is restricted to its members and {self.actor.name} is not one; "
-                "ask an admin."
+        """The knowledge base `name` if the actor may see it. A missing one and one restricted
+        to others read the same, and the sentence lists only names the actor may see: no
+        caller (MCP, Studio, a page) learns that a name it may not see exists."""
+        restricted = self._users.restricted()
+        kb = self._catalog.find_kb(str(name))
+        if kb is None or not self._visible(kb, restricted):
+            visible = [k.name for k in self._catalog.list_kbs() if self._visible(k, restricted)]
+            raise NotFoundError(
+                f"There is no knowledge base named {_quoted(name)} that {self.actor.name} may"
+                f" see (known: {', '.join(visible) or 'none yet'})."
             )
         return kb
 
     def delete_kb(self, name: str) -> None:
-        """Delete a knowledge base everywhere: its vectors first, then every catalog row."""
-        kb = self.kb(name)
-        if not (self.actor.can("build") and not self._catalog.kb_counts(kb.id)[0]):
-            # An editor may undo a create (no documents yet); anything more is an admin's.
+        """Delete a knowledge base everywhere: its vectors first, then every catalog row.
+
+        Deleting is an admin's. An editor may only undo their own create: a knowledge base
+        they made that never held a document (removing every document does not empty it of
+        that history: it stays the admin's to delete)."""
+        if not self.actor.can("build"):  # the role before the name: a viewer learns nothing
             self.actor.require("admin", "delete knowledge bases")
+        kb = self.kb(name)
+        if not self.actor.can("admin"):
+            creator, filled = self._catalog.kb_origin(kb.id)
+            if filled or creator != self.actor.name:
+                raise AccessError(
+                    f"{self.actor.name} ({self.actor.role}) may not delete {kb.name!r}: an"
+                    " editor may delete only a knowledge base they created that never held a"
+                    " document, anything more needs the admin role; ask an admin."
+                )
         self._vectors.delete(kb.dimension, kb=kb.id)
         self._vectors.flush(kb.dimension)
         self._catalog.delete_kb(kb.id)
@@ -259,6 +286,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
         self.actor.require("build", "export knowledge bases")
         summary = export_kb(self._stores(), self.kb(name), path)
+        if Path(path).resolve().is_relative_to(self.settings.home.resolve()):
+            tighten(Path(path))  # an archive in the home is as private as the home
         self._audit("kb.export", name, file=str(path))
         return summary
 
@@ -292,10 +321,40 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self, name: str, uploads: Sequence[tuple[str, bytes]] = (), paths: Sequence[Path] = ()
     ) -> JobView:
         """Add uploads (name, content) and paths to a knowledge base in the background; the
-        uploads are staged under server-made names (core/build/background.py)."""
+        uploads are staged under server-made names (core/build/background.py).
+
+        An upload refused for its size or type is not staged, and blocks nothing: it is listed
+        among the knowledge base's documents as failed, with its sentence, while the others
+        build (UploadRefusedError only when nothing is left to build)."""
         self.actor.require("build", "add documents")
-        self.kb(name)
+        kb = self.kb(name)
+        uploads, refused = screen_uploads(uploads, max_mb=self.settings.max_upload_mb)
+        if refused:
+            self._jobs.check_idle(kb.name)
+            self._record_refused(kb, refused, staged={sanitize_name(n) for n, _ in uploads})
+            if not uploads and not paths:
+                raise UploadRefusedError(" ".join(r.error for r in refused))
+        if uploads:  # staged in a folder of it: owner-only whatever the umask
+            private_dir(self.settings.home / "uploads")
         return self._jobs.start(self, name, uploads, paths)
+
+    def _record_refused(
+        self, kb: KnowledgeBase, refused: Sequence[Refusal], staged: set[str]
+    ) -> None:
+        """List refused uploads as failed documents; an indexed version of one stays as it is."""
+        for item in refused:
+            known = self._catalog.find_document(kb.id, item.source)
+            if item.source in staged or (known is not None and known.status == "indexed"):
+                continue
+            self._catalog.record_failure(
+                kb.id, source=item.source, sha256=item.sha256, kind="", error=item.error
+            )
+        self._audit(
+            "documents.refuse",
+            kb.name,
+            files=[r.source for r in refused],
+            errors=[r.error for r in refused],
+        )
 
     def jobs(self) -> list[JobView]:
         """The background builds of the knowledge bases the actor may see, newest first."""
@@ -311,8 +370,16 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return self._jobs.running(self.kb(name).name)
 
     def cancel_job(self, job_id: str) -> None:
-        """Ask a build to stop after its current document: an editor's right on that base."""
-        self._jobs.cancel(self._own_job(job_id, "cancel builds").id)
+        """Ask a build to stop within seconds, keeping what it indexed (an editor's right on
+        that base); audited with the job's id."""
+        job = self._own_job(job_id, "cancel builds")
+        self._jobs.cancel(job.id)
+        self._audit("build.cancel", job.kb, job=job.id, files=len(job.files))
+
+    def resume_job(self, job_id: str) -> JobView:
+        """Build what a cancelled build left, in the background, in its place."""
+        job = self._own_job(job_id, "add documents")
+        return self._jobs.resume(self, job.id)
 
     def dismiss_job(self, job_id: str) -> None:
         """Drop a finished build from the list."""
@@ -343,6 +410,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
         from zhixing.core.build.background import estimate
 
         self.actor.require("build", "add documents")
+        if uploads:
+            private_dir(self.settings.home / "uploads")
         return estimate(self, uploads, modes)
 
     def worth_estimating(self) -> bool:
@@ -430,12 +499,14 @@ class KnowledgeService(AccessControl, NotebookMixin):
         job_id: int | None = None,
         on_event: ProgressSink | None = None,
         cancel: threading.Event | None = None,
+        cancelled: bool = False,
     ) -> list[BuildReport]:
-        """Finish the builds a kill or a lost LLM endpoint interrupted (of `name`, or all)."""
+        """Finish the builds a kill or a lost LLM endpoint interrupted (of `name`, or all);
+        with `cancelled`, also what cancelled builds left."""
         self.actor.require("build", "add documents")
         kb = self.kb(name) if name is not None else None
         reports = self._pipeline.resume_interrupted(
-            kb, job_id=job_id, on_event=on_event, cancel=cancel
+            kb, job_id=job_id, on_event=on_event, cancel=cancel, cancelled=cancelled
         )
         for report in reports:
             self._audit(
@@ -803,7 +874,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
             raise NotFoundError("There is no knowledge base yet; create one with `kb create`.")
         for kb in kbs:
             self._check_embedder(kb)
-        runs_dir = self.settings.home / "runs"
+        runs_dir = private_dir(self.settings.home / "runs")
         with _private_folder(self.settings.home / "uploads") as staging:
             if upload is not None:
                 workspace = _stage_archive(staging, *upload)
@@ -839,7 +910,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         if workspace is not None:
             if not Path(workspace).is_dir():
                 raise NotFoundError(f"The workspace {workspace} is not a folder.")
-            opened = open_workspace(Path(workspace), self.settings.home / "runs")
+            opened = open_workspace(Path(workspace), private_dir(self.settings.home / "runs"))
         return self._task_context(kbs, opened, top_k, max_rounds)
 
     def _task_context(
@@ -935,6 +1006,7 @@ class _Conversations:
     def memory(self) -> Any:
         with self._lock:
             if self._memory is None:
+                private_file(self._path)  # before SQLite makes it (and its -wal) by the umask
                 self._memory = open_checkpointer(self._path)
             return self._memory
 
@@ -945,10 +1017,16 @@ class _Conversations:
                 self._memory = None
 
 
+def _quoted(name: object, limit: int = 64) -> str:
+    """A name a caller sent, quoted for a sentence: escaped, and cut short when it is long."""
+    text = str(name)
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
 @contextmanager
 def _private_folder(parent: Path) -> Iterator[Path]:
     """A fresh folder only this user can read, removed with what is in it on the way out."""
-    parent.mkdir(parents=True, exist_ok=True)
+    private_dir(parent)
     folder = Path(tempfile.mkdtemp(prefix="run-", dir=parent))  # mode 0700
     try:
         yield folder

@@ -5,12 +5,19 @@ A mixin of `KnowledgeService`. A cell runs through the service's own `search`, `
 `ask`, so it passes the same role and visibility checks as any search; a notebook belongs to
 the user who made it and nobody else sees it. A run that fails with a Zhixing error keeps the
 sentence on the cell (and the cell's earlier result), so a reload shows what went wrong.
+
+Cells obey the rule conversations obey: a cell whose last run consulted a knowledge base the
+user may no longer see (restricted since, or deleted) is withheld — returned with no result,
+`withheld` set — by every method that returns cells, so no front end can show its hits,
+evidence or answer. Its error sentence stays (a run names no content). Running it again
+searches what the user may see now.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zhixing.core.answer import Answer
@@ -40,6 +47,7 @@ class NotebookMixin:
         def _notebook_store(self) -> NotebookStore: ...
 
         def scope(self, names: Sequence[str] | None) -> list[KnowledgeBase]: ...
+        def list_kbs(self) -> list[KnowledgeBase]: ...
         def search(
             self,
             query: str,
@@ -71,11 +79,12 @@ class NotebookMixin:
         made on first use."""
         scoped = [] if not names or list(names) in (["@all"], ["all"]) else names
         kbs = [kb.name for kb in self.scope(scoped)] if scoped else []
-        return self._notebook_store.notebook_for(self.actor.name, kbs)
+        return self._withheld(self._notebook_store.notebook_for(self.actor.name, kbs))
 
     def open_notebook(self, notebook_id: str) -> Notebook:
-        """One of the actor's notebooks, its cells in order."""
-        return self._notebook_store.notebook(notebook_id, self.actor.name)
+        """One of the actor's notebooks, its cells in order (those that consulted a knowledge
+        base the actor may no longer see withheld)."""
+        return self._withheld(self._notebook_store.notebook(notebook_id, self.actor.name))
 
     def add_cell(
         self,
@@ -111,7 +120,9 @@ class NotebookMixin:
         changes: dict[str, Any] = {k: v for k, v in checked.items() if getattr(cell, k) != v}
         if collapsed is not None and collapsed != cell.collapsed:
             changes["collapsed"] = collapsed
-        return self._notebook_store.update_cell(cell_id, self.actor.name, **changes)
+        return self._checked_cell(
+            self._notebook_store.update_cell(cell_id, self.actor.name, **changes)
+        )
 
     def delete_cell(self, cell_id: str) -> None:
         self._notebook_store.delete_cell(cell_id, self.actor.name)
@@ -132,23 +143,42 @@ class NotebookMixin:
         started = time.time()
         try:
             result = self._run(cell, names, on_event)
-        except ZhixingError as exc:
-            return store.update_cell(cell_id, owner, error=str(exc))
+        except ZhixingError as exc:  # the earlier result stays, withheld if it must be
+            return self._checked_cell(store.update_cell(cell_id, owner, error=str(exc)))
         result.update(ran_at=started, seconds=round(time.time() - started, 3))
-        return store.update_cell(cell_id, owner, result=result, error="", collapsed=False)
+        ran = store.update_cell(cell_id, owner, result=result, error="", collapsed=False)
+        return self._checked_cell(ran)
+
+    def _withheld(self, book: Notebook) -> Notebook:
+        """`book` with the cells the actor may no longer see withheld."""
+        visible = self._visible_names()
+        cells = tuple(_shown(c, book.kbs, visible) for c in book.cells)
+        return dataclasses.replace(book, cells=cells)
+
+    def _visible_names(self) -> set[str]:
+        return {kb.name for kb in self.list_kbs()}
+
+    def _checked_cell(self, cell: NotebookCell) -> NotebookCell:
+        """`cell` as the actor may see it now (withheld when it must be)."""
+        book = self._notebook_store.notebook(cell.notebook, self.actor.name)
+        return _shown(cell, book.kbs, self._visible_names())
 
     def _run(
         self, cell: NotebookCell, names: list[str] | None, on_event: AskSink | None
     ) -> dict[str, Any]:
+        # The names searched are kept with the result: the cell is withheld from its owner once
+        # any of them is no longer theirs to see (`_shown`).
+        searched = [kb.name for kb in self.scope(names)]
         if cell.mode == CellMode.AGENTIC:
-            outcome = self.ask(cell.question, names, top_k=cell.top_k, on_event=on_event)
+            outcome = self.ask(cell.question, searched, top_k=cell.top_k, on_event=on_event)
             return {
                 "hits": [h.to_json() for h in outcome.evidence],
                 "answer": outcome.answer.to_json(),
                 "events": list(outcome.events),
+                "kbs": searched,
             }
         strategies = list(cell.strategies) or None
-        hits = self.search(cell.question, names, top_k=cell.top_k, strategies=strategies)
+        hits = self.search(cell.question, searched, top_k=cell.top_k, strategies=strategies)
         answer = None
         if cell.mode == CellMode.ANSWER:
             sink = on_event
@@ -158,7 +188,12 @@ class NotebookMixin:
                     sink(AnswerTextEvent(node="answer_text", round=1, text=text))
 
             answer = self.summarize(cell.question, hits, on_text=show).to_json()
-        return {"hits": [h.to_json() for h in hits], "answer": answer, "events": None}
+        return {
+            "hits": [h.to_json() for h in hits],
+            "answer": answer,
+            "events": None,
+            "kbs": searched,
+        }
 
     def export_notebook(self, notebook_id: str) -> str:
         """The notebook as Markdown (core/notebook.py), ready to save or share."""
@@ -181,6 +216,28 @@ class NotebookMixin:
         for settings, result in cells:
             store.add_cell(notebook_id, owner, **settings, result=result)
         return self.open_notebook(notebook_id)
+
+
+def _consulted(cell: NotebookCell, notebook_kbs: Sequence[str]) -> set[str]:
+    """The knowledge bases a cell's last run searched: as the run kept them, or, for a result
+    kept before runs named them, its notebook's and those its hits came from."""
+    result = cell.result or {}
+    if result.get("imported"):  # an answer read from a file the user gave: no search behind it
+        return set()
+    if isinstance(result.get("kbs"), list):
+        return {str(n) for n in result["kbs"]}
+    hits = result.get("hits") or []
+    return set(notebook_kbs) | {str(h.get("kb")) for h in hits if isinstance(h, dict)}
+
+
+def _shown(
+    cell: NotebookCell, notebook_kbs: Sequence[str], visible: Collection[str]
+) -> NotebookCell:
+    """The cell, or the cell withheld (no result) when its last run consulted a knowledge base
+    that is not in `visible`."""
+    if cell.result is None or _consulted(cell, notebook_kbs) <= set(visible):
+        return cell
+    return dataclasses.replace(cell, result=None, withheld=True)
 
 
 def _checked(question: str, mode: str, strategies: Sequence[str], top_k: int) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from zhixing.app.widgets import (
     show_error,
 )
 from zhixing.core.errors import ZhixingError
-from zhixing.core.service import BuildEstimate, JobView
+from zhixing.core.service import BuildEstimate, BuildReport, JobView
 
 MODES = ("graph", "index")
 MODE_LABELS = {"graph": T.MODE_GRAPH, "index": T.MODE_INDEX}
@@ -39,9 +39,9 @@ def uploads(files: Any) -> list[tuple[str, bytes]]:
     return [(f.name, f.getvalue()) for f in files or []]
 
 
-def flash(message: str) -> None:
-    """Show `message` after the rerun that follows a change."""
-    st.session_state["build-flash"] = message
+def flash(message: str, *, warning: bool = False) -> None:
+    """Show `message` after the rerun that follows a change (as a warning if `warning`)."""
+    st.session_state["build-flash"] = (message, warning)
     st.session_state["build-generation"] += 1
     st.rerun()
 
@@ -159,6 +159,8 @@ def create(name: str, files: Any, mode: str, tags: str, description: str) -> Non
         try:
             service.start_build(name, uploads(files))
         except ZhixingError as exc:
+            if service.documents(name):  # no file was readable: each is listed with its reason
+                flash(T.CREATED_NONE_READABLE.format(name=name, error=exc), warning=True)
             service.delete_kb(name)  # no half-made knowledge base without its documents
             show_error(exc)
             return
@@ -193,11 +195,14 @@ def live_job(job_id: str) -> None:
         st.rerun()
     with st.container(border=True):
         st.markdown(inert(f"**{job_header(view)}**"))
-        eta = T.ETA.format(seconds=view.eta_s) if view.eta_s else ""
+        # The time left at the rate measured so far; none until there is enough to measure.
+        eta = T.ETA.format(time=duration_text(view.eta_s)) if view.eta_s else T.ETA_MEASURING
         text = T.PROGRESS.format(
             stage=stage_now(view.stage, view.step, view.steps),
             done=view.done,
             total=view.total,
+            embedded=view.embedded,
+            queued=view.queued,
             chunks=view.chunks,
             eta=eta,
         )
@@ -217,7 +222,9 @@ def finished_job(view: JobView) -> None:
         report = view.report
         if view.state == "failed":
             st.error(inert(view.error))
-        if report is not None:
+        if view.state == "cancelled" and report is not None:
+            cancelled(view.id, report)
+        elif report is not None:
             summary = T.SUMMARY.format(
                 added=len(report.added),
                 replaced=len(report.replaced),
@@ -240,13 +247,26 @@ def finished_job(view: JobView) -> None:
                 st.caption(inert(T.REJECTED.format(count=count, parts=parts)))
             if view.state == "done" and (report.added or report.replaced or report.skipped):
                 ready(view.kb)
-        if view.state == "cancelled":
+        elif view.state == "cancelled":
             st.info(T.CANCELLED_NOTE)
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):
             st.code(log_text(view), language=None)
         if service.actor.can("build"):
             dismiss = lambda: service.dismiss_job(view.id)  # noqa: E731
             st.button(T.DISMISS, key=f"dismiss-{view.id}", on_click=guarded, args=(dismiss,))
+
+
+def cancelled(job_id: str, report: BuildReport) -> None:
+    """What a cancel kept and what it left, and the control that builds the rest."""
+    numbers = {"indexed": report.indexed, "chunks": report.chunks, "left": report.left}
+    if not report.left:
+        st.info(T.CANCELLED_ALL.format(**numbers))
+        return
+    st.warning(T.CANCELLED_SUMMARY.format(**numbers))
+    st.caption(T.CANCELLED_LEFT)
+    if service.actor.can("build"):
+        resume = lambda: service.resume_job(job_id)  # noqa: E731
+        st.button(T.RESUME, key=f"resume-{job_id}", on_click=guarded, args=(resume,))
 
 
 def ready(kb: str) -> None:
@@ -344,8 +364,9 @@ def documents_panel(name: str) -> None:
 
 
 st.title(T.TITLE)
-if message := st.session_state.pop("build-flash", None):
-    st.success(inert(message))
+if flashed := st.session_state.pop("build-flash", None):
+    message, warning = flashed
+    (st.warning if warning else st.success)(inert(message))
 if sample := st.session_state.pop(SAMPLE_READY, None):  # built by the empty state's button
     ready(sample)
 has_kbs = empty_state(service)

@@ -10,9 +10,13 @@ import streamlit as st
 
 from zhixing.app.notebook import (
     RUN,
+    SCOPE,
     act,
     flash,
+    question_checked,
     read_settings,
+    save_scope,
+    saved_scope,
     settings_inputs,
     show_cell,
     show_flash,
@@ -20,6 +24,7 @@ from zhixing.app.notebook import (
 from zhixing.app.services import session_service
 from zhixing.app.strings import recall as T
 from zhixing.app.widgets import empty_state, guarded, inert, kb_names
+from zhixing.core.errors import ZhixingError
 from zhixing.core.service import KnowledgeService
 
 NEW = "recall"  # the new cell's form and its widgets' key prefix
@@ -30,8 +35,11 @@ def add_cell(service: KnowledgeService, notebook: str, defaults: tuple[str, ...]
 
     def add() -> None:
         question = str(st.session_state.get(f"{NEW}-query") or "")
-        if not question.strip():
-            flash("warning", T.EMPTY_QUERY)
+        try:
+            question_checked(question)
+        except ZhixingError as exc:
+            flash("warning", str(exc))
+            st.session_state[f"{NEW}-query"] = question  # kept in the box, to shorten it
             return
         cell = service.add_cell(notebook, question, **read_settings(NEW, defaults))
         st.session_state[RUN] = cell.id
@@ -58,12 +66,15 @@ st.caption(T.CAPTION)
 if not empty_state(service):
     st.stop()
 
+names = kb_names(service)
 scope = st.multiselect(
     T.SCOPE_LABEL,
-    [T.SCOPE_ALL, *kb_names(service)],
-    default=[T.SCOPE_ALL],
+    [T.SCOPE_ALL, *names],
+    default=saved_scope(service, names),
     format_func=lambda name: T.SCOPE_ALL_LABEL if name == T.SCOPE_ALL else f"@{name}",
-    key="recall-scope",
+    key=SCOPE,
+    on_change=save_scope,
+    args=(service,),
 )
 notebook = guarded(lambda: service.notebook(None if T.SCOPE_ALL in scope else scope))
 if notebook is None:
@@ -89,9 +100,8 @@ for n, cell in enumerate(notebook.cells, start=1):
     show_cell(service, cell, n)
 
 with st.form(NEW, clear_on_submit=True, border=True):
-    st.text_input(
-        T.QUERY_LABEL, placeholder=T.QUERY_PLACEHOLDER, key=f"{NEW}-query", max_chars=2000
-    )
+    # No max_chars: the browser would drop a longer paste without a word; `add_cell` says why.
+    st.text_input(T.QUERY_LABEL, placeholder=T.QUERY_PLACEHOLDER, key=f"{NEW}-query")
     settings_inputs(NEW, defaults, mode="answer", strategies=defaults, top_k=10)
     st.form_submit_button(
         T.RUN_BUTTON,

@@ -20,6 +20,7 @@ fault then ends the stream half-way. `chaos(request_json) -> fault | None` picks
 builds a valid `ChunkKnowledge` from the numbered lines of the prompt. `stop()` makes it "down":
 connections are refused from then on; `start()` again brings it back on the same port (to test
 resuming a build). A "timeout" fault holds the request for `timeout_sleep_s` (or until stop).
+Every request waits `latency_s` first; `embedding_latency_s` sets the embeddings' own.
 """
 
 from __future__ import annotations
@@ -178,12 +179,15 @@ class FakeOpenAI:
         chaos: Callable[[dict[str, Any]], str | None] | None = None,
         stream_piece: int = 8,
         stream_delay_s: float = 0.0,
+        embedding_latency_s: float | None = None,
     ) -> None:
         self.stream_piece = stream_piece
         self.stream_delay_s = stream_delay_s
         self.responder: Responder = responder or default_responder
         self.chaos = chaos
         self.latency_s = latency_s
+        # The embeddings' own delay (None: `latency_s`), for a build slow in one stage only.
+        self.embedding_latency_s = embedding_latency_s
         self.dimension = dimension
         self.timeout_sleep_s = timeout_sleep_s
         self.retry_after = retry_after
@@ -381,7 +385,10 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"no route {path}"}})
                 return
             fault = fake._next_fault(body)
-            if fake.latency_s and fake._stopping.wait(fake.latency_s):
+            latency = fake.latency_s
+            if path == "/v1/embeddings" and fake.embedding_latency_s is not None:
+                latency = fake.embedding_latency_s
+            if latency and fake._stopping.wait(latency):
                 return
             if fault == "429":
                 self._send(

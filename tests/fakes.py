@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from tests.fake_openai import FakeOpenAI
 from zhixing.core.errors import LLMError
 from zhixing.core.llm.boundary import Rejections
 from zhixing.core.llm.prompts import Prompt
+from zhixing.core.llm.protocol import CallsCancelled
 
 __all__ = ["FakeOpenAI", "HashEmbedder", "ScriptedLLM"]
 
@@ -67,9 +69,13 @@ class ScriptedLLM:
         role: Prompt,
         variables_list: Sequence[Mapping[str, object]],
         rejections: Rejections | None = None,
+        *,
+        cancel: threading.Event | None = None,
     ) -> list[BaseModel | LLMError]:
         out: list[BaseModel | LLMError] = []
         for variables in variables_list:
+            if cancel is not None and cancel.is_set():
+                raise CallsCancelled
             try:
                 out.append(self.call(role, variables, rejections))
             except LLMError as exc:

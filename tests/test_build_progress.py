@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes import HashEmbedder
 from zhixing.core.build.background import BuildJobs
-from zhixing.core.build.events import STAGES, ProgressEvent
+from zhixing.core.build.events import STAGES, ProgressEvent, RateClock
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
@@ -106,3 +106,41 @@ def test_a_running_job_shows_its_stage_and_a_fraction_between_its_steps(
     stages = [line.stage for line in view.log]
     assert stages[0] == "staged" and stages[-1] == "finished"
     assert "embedding" in stages
+
+
+def test_the_indexed_chunks_rise_batch_by_batch_while_the_build_embeds(
+    tmp_path: Path, doc: Path
+) -> None:
+    events: list[ProgressEvent] = []
+    settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=32)
+    with KnowledgeService(settings, embedder=HashEmbedder()) as svc:
+        svc.create_kb("kb", mode="index")
+        report = svc.add("kb", [doc], on_event=events.append)
+    # Each batch says so once its vectors are written, with the chunks indexed so far …
+    written = [e for e in events if e.stage == "indexing" and e.step == e.steps > 0]
+    assert [e.chunks for e in written] == [
+        min(32 * n, report.chunks) for n in range(1, len(written) + 1)
+    ]
+    assert len(written) == -(-report.chunks // 32) >= 4
+    # … and every event counts the chunks embedded, ahead of those written, out of those read.
+    embedded = [e.embedded for e in events]
+    assert embedded == sorted(embedded) and embedded[-1] == report.chunks
+    assert all(e.chunks <= e.embedded <= e.queued for e in events)
+    assert any(0 < e.chunks < e.embedded for e in events if e.stage == "embedding")
+
+
+def test_the_time_left_is_measured_from_the_recent_rate_once_there_is_enough_to_measure() -> None:
+    now = [0.0]
+    clock = RateClock(window_s=10.0, min_span_s=2.0, clock=lambda: now[0])
+    assert clock.eta(0.0) is None
+    now[0] = 30.0  # a slow start (a model loading, the first LLM batch): the first progress
+    assert clock.eta(0.01) is None  # nothing measured yet
+    now[0] = 31.0
+    assert clock.eta(0.02) is None  # one second of progress is not enough to measure
+    now[0] = 40.0  # 0.01 a second: 0.9 left takes 90 s, not the 2,000 s the start suggests
+    assert clock.eta(0.10) == pytest.approx(0.90 / (0.09 / 10))
+    for second in range(41, 61):  # then it runs four times faster
+        now[0] = float(second)
+        eta = clock.eta(0.10 + 0.04 * (second - 40))
+    assert eta == pytest.approx(0.10 / 0.04)  # the last ten seconds' rate, not the average
+    assert clock.eta(1.0) == 0.0

@@ -20,6 +20,7 @@ from zhixing.app.widgets import inert
 from zhixing.core.build.background import BuildJobs, _stage
 from zhixing.core.config import Settings
 from zhixing.core.errors import AccessError, StoreError, ZhixingError
+from zhixing.core.ingest import detect_kind
 from zhixing.core.ingest.uploads import UploadRefusedError, check_upload
 from zhixing.core.llm.check import check_connection
 from zhixing.core.service import KnowledgeService
@@ -61,14 +62,24 @@ def test_staging_refuses_unknown_types_and_oversized_files_naming_each_and_write
     [
         ("report.pdf", b"#!/bin/sh\nrm -rf ~\n", "is named .pdf but its content is not a PDF"),
         ("contract.docx", b"plain text", "is named .docx but is not a Word (.docx) file"),
-        ("notes.md", b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00" * 50, "holds binary content"),
-        ("data.jsonl", b"PK\x03\x04\x14\x00\x00\x00" * 40, "holds binary content"),
+        ("notes.md", b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00" * 50, "(binary content)"),
+        ("data.jsonl", b"PK\x03\x04\x14\x00\x00\x00" * 40, "(binary content)"),
     ],
 )
-def test_content_that_contradicts_the_extension_is_refused(name: str, content: bytes, reason: str):
-    with pytest.raises(UploadRefusedError) as err:
-        check_upload(name, content, max_mb=200)
+def test_content_that_contradicts_the_extension_is_refused(
+    tmp_path: Path, name: str, content: bytes, reason: str
+):
+    # Staged (the upload check is size and extension), then refused by the content, alone:
+    # tests/test_unreadable_files.py shows the other files of the upload build.
+    assert check_upload(name, content, max_mb=200)
+    with pytest.raises(ZhixingError) as err:
+        detect_kind(_written(tmp_path / name, content))
     assert str(err.value).startswith(name) and reason in str(err.value)
+
+
+def _written(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
 
 
 def test_documents_of_every_supported_kind_pass_the_check():
@@ -236,13 +247,12 @@ def test_zip_entries_with_windows_style_traversal_are_refused(tmp_path: Path, na
 # --- Markdown from documents -----------------------------------------------------------------
 
 
-def test_inert_markdown_turns_images_into_text_and_keeps_everything_else():
+def test_inert_markdown_turns_images_and_links_into_text_and_keeps_everything_else():
     text = "see ![logo](http://evil.example/beacon.png) and ![ref][1] or [a link](https://x)"
-    shown = inert(text)
-    assert "![" not in shown and shown.count("!\\[") == 2
-    assert "[a link](https://x)" in shown
+    shown = inert(text)  # a word joiner (U+2060) breaks each; tests/test_inert_text.py has more
+    assert "](" not in shown and "][" not in shown and shown.replace("\u2060", "") == text
     assert inert("<img src=x onerror=alert(1)>") == "<img src=x onerror=alert(1)>"  # Streamlit
-    assert inert("普通 **文本**") == "普通 **文本**"  # shows HTML as text; only images needed work
+    assert inert("普通 **文本**") == "普通 **文本**"  # shows HTML as text; bold renders
 
 
 # --- API keys ------------------------------------------------------------------------------------

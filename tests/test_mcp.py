@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]
+HIDDEN = "payroll-2027"
 
 pytestmark = pytest.mark.process
 
@@ -36,6 +38,8 @@ def home(tmp_path, sample_home, embedder) -> Path:
         service.add_user("bob", "viewer", "another long password")
         service.create_kb("audits")
         service.restrict("audits", ["bob"])
+        service.create_kb(HIDDEN)  # a name alice never sends: no message may carry it
+        service.restrict(HIDDEN, ["bob"])
     return home
 
 
@@ -95,7 +99,7 @@ def test_a_client_lists_searches_asks_and_walks_the_graph(home) -> None:
     assert "query" in seen["tools"]["search"].input_schema["properties"]
     listed, searched, asked, graph, unknown = seen["calls"]
     assert not any(error for error, _, _ in seen["calls"]), seen["calls"]
-    assert {k["name"] for k in listed[1]["knowledge_bases"]} == {"kb", "audits"}  # the local user
+    assert {k["name"] for k in listed[1]["knowledge_bases"]} == {"kb", "audits", HIDDEN}
     hits = searched[1]["hits"]
     assert 1 <= len(hits) <= 3 and "15 minutes" in hits[0]["text"]
     assert hits[0]["knowledge_base"] == "kb" and hits[0]["document"].endswith(".md")
@@ -107,17 +111,48 @@ def test_a_client_lists_searches_asks_and_walks_the_graph(home) -> None:
     assert unknown[1]["found"] is False
 
 
-def test_a_viewer_reads_only_what_is_open_to_them(home) -> None:
-    calls = [
-        ("list_knowledge_bases", {}),
-        ("search", {"query": "anything", "knowledge_bases": ["audits"]}),
+def test_a_viewer_never_learns_a_name_it_may_not_see_and_restricted_reads_as_missing(home) -> None:
+    """alice (a viewer) names "audits" (restricted to bob) and names that do not exist, through
+    every tool that takes a name; each refusal reads as a missing one does, and no message
+    names a knowledge base she may not see ("payroll-2027" she never sends)."""
+    long = "x" * 5000
+    names = ["audits", "nonexistent", "@audits", "AUDITS", "audits ", "payroll", long, "a\x00'b"]
+    calls: list[tuple[str, dict[str, Any]]] = [("list_knowledge_bases", {})]
+    for name in names:
+        calls += [
+            ("search", {"query": "anything", "knowledge_bases": [name]}),
+            ("search", {"query": "anything", "knowledge_bases": ["kb", name]}),
+            ("ask", {"question": "what is audited?", "knowledge_bases": [name]}),
+            ("graph_neighbourhood", {"knowledge_base": name, "entity": "session"}),
+        ]
+    calls += [
         ("graph_neighbourhood", {"knowledge_base": "kb", "entity": "no such entity at all"}),
+        ("search", {"query": "audits payroll", "knowledge_bases": []}),  # all she may see
     ]
-    listed, refused, missing = _session(home, calls, "--user", "alice")["calls"]
+    seen = _session(home, calls, "--user", "alice")["calls"]
+    listed, *refusals, missing_entity, everything = seen
     assert [k["name"] for k in listed[1]["knowledge_bases"]] == ["kb"]
-    assert refused[0] and "restricted" in refused[2] and "alice" in refused[2]
-    assert "Traceback" not in refused[2]
-    assert missing[0] and "no entity named" in missing[2]
+    assert all(error for error, _, _ in refusals) and not everything[0]
+    assert {h["knowledge_base"] for h in everything[1]["hits"]} <= {"kb"}
+    assert missing_entity[0] and "no entity named" in missing_entity[2]
+    texts = [text for _, _, text in seen]
+    assert not any(HIDDEN in text for text in texts)  # not listed, not in "known:", nowhere
+    for text in texts[1:]:
+        assert "restricted" not in text and "bob" not in text and "Traceback" not in text
+
+    # Each tool says the same of the restricted name as of a missing one, word for word.
+    def worded(text: str) -> str:
+        return re.sub(r"named .* that alice", "named NAME that alice", text)
+
+    by_name = {name: refusals[4 * i : 4 * i + 4] for i, name in enumerate(names)}
+    for name in names:
+        assert [worded(t) for _, _, t in by_name[name]] == [
+            worded(t) for _, _, t in by_name["audits"]
+        ], name
+    assert refusals[0][2].endswith(
+        "There is no knowledge base named 'audits' that alice may see (known: kb)."
+    )
+    assert all(len(text) < 300 for _, _, text in by_name[long])  # 5,000 characters, cut short
 
 
 def test_an_unknown_user_is_refused_in_one_sentence(home) -> None:

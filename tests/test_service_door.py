@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from zhixing.core.config import Settings
-from zhixing.core.errors import NotFoundError, StoreError, ZhixingError
+from zhixing.core.errors import AccessError, NotFoundError, StoreError, ZhixingError
 from zhixing.core.service import KnowledgeService, User
 from zhixing.core.task.workspace import GREP_TIMEOUT_S, Workspace
 
@@ -56,7 +56,7 @@ def test_an_entity_of_a_hidden_or_other_knowledge_base_reads_as_missing(svc) -> 
     assert member.entity("secret", entity).name == view.nodes[0].name
     with pytest.raises(NotFoundError, match="no such entity"):
         member.entity("open", entity)  # an id from another knowledge base
-    with pytest.raises(ZhixingError, match="restricted"):
+    with pytest.raises(NotFoundError, match="no knowledge base named 'secret' that ed may see"):
         svc.as_user(ED).entity("secret", entity)
 
 
@@ -88,3 +88,112 @@ def test_a_catastrophic_grep_pattern_stops_in_time_and_leaves_the_server_running
     assert spent < GREP_TIMEOUT_S * 3  # stopped by its limit, not after the 2**28 steps
     # With the GIL held the other thread would tick about once; released, ~100 times a second.
     assert ticks > spent * 20
+
+
+# --- deleting is the admin's -------------------------------------------------------------------
+
+EVE = User("eve", "editor")
+UNDO_ONLY = "may delete only a knowledge base they created that never held a document"
+
+
+def test_an_editor_may_delete_only_their_own_never_filled_knowledge_base(svc, tmp_path) -> None:  # noqa: ANN001
+    svc.add_user(EVE.name, EVE.role, "eve-password")
+    ed, eve, alice = svc.as_user(ED), svc.as_user(EVE), svc.as_user(ALICE)
+    doc = tmp_path / "team.md"
+    doc.write_text("# Team\n\nThe team rotates the on-call weekly.\n", encoding="utf-8")
+    ed.create_kb("team")
+    assert ed.add("team", [doc]).ok
+    ed.remove("team", "team.md")  # every document removed: still not an editor's to delete
+    assert ed.documents("team") == []
+    with pytest.raises(
+        AccessError, match=f"ed \\(editor\\) may not delete 'team': an editor {UNDO_ONLY}"
+    ):
+        ed.delete_kb("team")
+    ed.create_kb("draft")  # never filled, but not hers: eve may not delete it
+    with pytest.raises(AccessError, match=UNDO_ONLY):
+        eve.delete_kb("draft")
+    with pytest.raises(AccessError, match=UNDO_ONLY):
+        ed.delete_kb("open")  # never filled, made by the admin
+    with pytest.raises(AccessError, match="alice \\(viewer\\) may not delete knowledge bases"):
+        alice.delete_kb("draft")
+    ed.delete_kb("draft")  # an editor's own create, undone
+    svc.delete_kb("team")  # the admin deletes what the editor may not
+    assert {kb.name for kb in svc.list_kbs()} == {"open", "secret"}
+    deleted = [(e.user, e.target) for e in svc.audit_log() if e.action == "kb.delete"]
+    assert deleted == [("local", "team"), ("ed", "draft")]
+
+
+def test_a_knowledge_base_from_before_creators_were_kept_is_the_admins_to_delete(
+    tmp_path: Path,
+    embedder,  # noqa: ANN001
+) -> None:
+    home = tmp_path / "old-home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as service:
+        service.add_user(ED.name, ED.role, "ed-password")
+        service.as_user(ED).create_kb("empty")  # as an older Zhixing would have kept it:
+        db = service._catalog.db  # no creator, no memory of documents
+        db.execute("DROP TRIGGER documents_fill")
+        db.execute("ALTER TABLE knowledge_bases DROP COLUMN created_by")
+        db.execute("ALTER TABLE knowledge_bases DROP COLUMN filled")
+    with KnowledgeService(Settings(home=home), embedder=embedder) as service:
+        with pytest.raises(AccessError, match=UNDO_ONLY):
+            service.as_user(ED).delete_kb("empty")
+        service.as_user(ED).create_kb("new")  # the migrated catalog keeps creators from now on
+        service.as_user(ED).delete_kb("new")
+        service.delete_kb("empty")
+        assert service.list_kbs() == []
+
+
+def test_every_door_a_name_reaches_says_the_same_of_a_hidden_name_as_of_a_missing_one(
+    svc,  # noqa: ANN001
+    tmp_path,  # noqa: ANN001
+) -> None:
+    """ed (an editor, not a member of "secret") names "secret" and names that do not exist
+    through every method that takes a knowledge base's name: each refusal is the missing
+    name's sentence, word for word, and lists only "open"."""
+    from zhixing.core.retriever import ZhixingRetriever
+
+    ed = svc.as_user(ED)
+    doc = tmp_path / "new.md"
+    doc.write_text("# New\n\ntext\n", encoding="utf-8")
+    doors = {
+        "search": lambda n: ed.search("vault", [n]),
+        "search @name": lambda n: ed.search("vault", [f"@{n}"]),
+        "search among others": lambda n: ed.search_many(["vault"], ["open", n]),
+        "ask": lambda n: ed.ask("vault?", [n], max_rounds=1),
+        "documents": lambda n: ed.documents(n),
+        "graph stats": lambda n: ed.graph_stats(n),
+        "graph view": lambda n: ed.graph_view(n),
+        "graph file": lambda n: ed.graph_file(n, "graphml"),
+        "neighbourhood": lambda n: ed.neighbourhood(n, "vault"),
+        "entity": lambda n: ed.entity(n, 1),
+        "members": lambda n: ed.members(n),
+        "export": lambda n: ed.export_kb(n, tmp_path / "out.zhixing"),
+        "add": lambda n: ed.add(n, [doc]),
+        "background build": lambda n: ed.start_build(n, [("new.md", b"# New\n\ntext\n")]),
+        "estimate": lambda n: ed.estimate(n, [doc]),
+        "remove": lambda n: ed.remove(n, "secret.md"),
+        "delete": lambda n: ed.delete_kb(n),
+        "resume": lambda n: ed.resume_interrupted(n),
+        "build running": lambda n: ed.build_running(n),
+        "notebook scope": lambda n: ed.notebook([n]),
+        "agent context (Studio)": lambda n: ed.agent_context([n]),
+        "task context (Studio)": lambda n: ed.task_context([n]),
+        "task": lambda n: ed.run_task("audit it", [n]),
+        "retriever": lambda n: ZhixingRetriever(service=ed, knowledge_bases=[n]).invoke("vault"),
+    }
+    hidden = "secret"
+    for door, call in doors.items():
+        sentences = {}
+        for name in (hidden, "nonexistent"):
+            with pytest.raises(NotFoundError) as refused:
+                call(name)
+            sentences[name] = str(refused.value).replace(repr(name), "NAME")
+        assert sentences[hidden] == sentences["nonexistent"], door
+        assert (
+            sentences[hidden]
+            == "There is no knowledge base named NAME that ed may see (known: open)."
+        ), door
+    assert not (tmp_path / "out.zhixing").exists()
+    assert [d.source for d in svc.documents(hidden)] == ["secret.md"]  # nothing happened to it
+    assert not svc.jobs()

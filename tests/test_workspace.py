@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from zhixing.core.errors import AccessError, NotFoundError, ZhixingError
 from zhixing.core.task import GrepHit, Workspace, open_workspace, unpack_archive
+from zhixing.core.task.globs import MAX_GLOB_CHARS, glob_matcher
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "springboot-shop"
 JAVA = "src/main/java/com/example/shop"
@@ -296,3 +298,69 @@ def test_grep_skips_binaries_and_refuses_globs_that_leave_the_root(ws: Workspace
     assert ws.grep("PNG") == []
     with pytest.raises(AccessError, match="inside the workspace"):
         ws.grep("x", glob="../*")
+
+
+# --- globs: the old semantics, in time linear in the path --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "expected"),
+    [
+        ("**/*.java", "src/main/A.java", True),
+        ("**/*.java", "A.java", True),  # `**/` may match no folder at all
+        ("*.java", "src/main/A.java", True),  # no `/`: in any folder
+        ("src/*.java", "src/main/A.java", False),  # `*` stays inside one folder
+        ("src/**/*.java", "src/A.java", True),
+        ("src/**", "src/a/b/c.txt", True),  # `**` crosses folders
+        ("src/?.java", "src/A.java", True),
+        ("src/?.java", "src/AB.java", False),
+        ("src?A.java", "src/A.java", False),  # `?` never matches `/`
+        ("**/test*/*.py", "a/tests/x.py", True),
+        ("**/test*/*.py", "a/tests/b/x.py", False),
+        ("a**b", "a/x/y/b", True),
+        ("**/**/*.md", "README.md", True),
+        ("docs/[x].md", "docs/[x].md", True),  # brackets and dots are literal
+        ("docs/.md", "docs/amd", False),
+    ],
+)
+def test_globs_keep_their_meaning(glob: str, path: str, expected: bool) -> None:
+    assert glob_matcher(glob)(path) is expected
+
+
+@pytest.mark.parametrize(
+    "glob",
+    [
+        "*" * 14 + "!",  # the glob that took 50 to 100 s over the 15-file sample
+        "*" * 14 + "!*",
+        "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*",
+        "**a**a**a**a**a**a**a**a**a**a**a**a**b",
+        "?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*b*",
+        ("**/*" * 64)[:256],
+    ],
+)
+def test_a_pathological_glob_matches_a_long_path_in_milliseconds(glob: str) -> None:
+    matches = glob_matcher(glob)
+    path = "a" * 250 + "/" + "a" * 250
+    started = time.perf_counter()
+    for _ in range(10):
+        matches(path)
+    assert (time.perf_counter() - started) / 10 < 0.05  # a Python `re` took minutes
+
+
+def test_list_files_answers_a_pathological_glob_over_the_sample_at_once() -> None:
+    started = time.perf_counter()
+    assert Workspace.from_dir(SAMPLE).list_files("*" * 14 + "!") == []  # 50 s at 4d2a7e4
+    assert time.perf_counter() - started < 1.0
+
+
+def test_a_glob_longer_than_the_bound_is_refused_with_a_sentence(ws: Workspace) -> None:
+    with pytest.raises(ZhixingError, match=f"longer than {MAX_GLOB_CHARS} characters"):
+        ws.list_files("*a" * 200)
+
+
+def test_one_deadline_covers_the_listing_of_a_grep(ws: Workspace) -> None:
+    # A deadline already spent: the grep stops while listing, before searching a single line.
+    with pytest.raises(ZhixingError, match="Listing .* took longer than"):
+        ws.grep("line", deadline=time.monotonic() - 1)
+    with pytest.raises(ZhixingError, match="took longer than 3 s"):
+        ws.list_files("**/*", deadline=time.monotonic() - 1)

@@ -36,6 +36,10 @@ class ZH:
     NEED_FILES = "请至少上传一个文件，再创建知识库。"
     DUPLICATE_NAME = "已经有一个名为「{name}」的知识库，请换一个名称，或在下方向它添加文档。"
     CREATED = "已创建知识库「{name}」，正在后台构建（可以切换到其他页面，构建不会中断）。"
+    CREATED_NONE_READABLE = (
+        "已创建知识库「{name}」，但没有一个文件可以读取，每个文件都以失败状态列在文档表里，"
+        "附有原因：{error}"
+    )
 
     # --- build jobs ----------------------------------------------------------------------------
     JOBS_TITLE = "构建任务"
@@ -44,11 +48,12 @@ class ZH:
     STATE_DONE = "已完成"
     STATE_FAILED = "失败"
     STATE_CANCELLED = "已取消"
-    PROGRESS = "{stage} · {done}/{total} 篇文档 · 已索引 {chunks} 块{eta}"
-    ETA = " · 预计还需 {seconds:.0f} 秒"
+    PROGRESS = "{stage} · {done}/{total} 篇文档 · 已向量化 {embedded}/{queued} 块 · 已索引 {chunks} 块{eta}"
+    ETA = " · 按目前速度预计还需 {time}"
+    ETA_MEASURING = " · 正在测量速度以估算剩余时间"
     LOG_FULL = "完整日志（{lines} 行）"
     CANCEL = "取消"
-    CANCELLING = "正在取消，当前文档处理完就停止…"
+    CANCELLING = "正在取消，几秒内停止…"
     DISMISS = "关闭"
     SUMMARY = (
         "新增 {added} 篇 · 替换 {replaced} 篇 · 未变 {skipped} 篇 · 失败 {failed} 篇 · "
@@ -62,6 +67,10 @@ class ZH:
     TRY_RECALL = "去召回"
     TRY_GRAPH = "看图谱"
     CANCELLED_NOTE = "构建已取消；已建好的文档保留。再次添加相同文件会从中断处继续。"
+    CANCELLED_SUMMARY = "已取消：已索引 {indexed} 篇文档（{chunks} 块），剩余 {left} 篇未完成。"
+    CANCELLED_LEFT = "可以「继续构建」剩下的文档，或「关闭」放弃它们；已索引的文档都会保留。"
+    CANCELLED_ALL = "已取消：已索引 {indexed} 篇文档（{chunks} 块），没有剩下未完成的文档。"
+    RESUME = "继续构建"
     BUSY = "知识库「{kb}」正在构建中，请等它完成或先取消，再操作。"
     NOTHING_TO_BUILD = "没有要构建的文件。"
 
@@ -75,14 +84,15 @@ class ZH:
         "entity graph": "正在从 {steps} 个文本块中抽取实体与关系",
         "question index": "正在为 {steps} 个文本块生成问题索引",
         "embedding": "已向量化 {step}/{steps} 条文本",
-        "indexing": "正在把 {steps} 条向量写入索引",
+        "indexing": "已写入 {step}/{steps} 条向量",
         "paused": "大模型服务暂时无法连接，构建已暂停并会自动重试：{message}",
         "resumed": "大模型服务已恢复，构建继续",
         "done": "{steps} 篇文档处理完毕",
         "staged": "已接收 {steps} 个文件",
         "resuming": "服务重启后继续未完成的构建",
+        "continuing": "继续构建取消时剩下的 {steps} 篇文档",
         "finished": "构建完成",
-        "cancelled": "已取消",
+        "cancelled": "已取消：已索引 {step} 篇，剩余 {steps} 篇",
         "failed": "构建失败：{message}",
     }
     # The same stages, as the progress bar names what the build is doing now.
@@ -194,6 +204,10 @@ class EN(ZH):
         "Created the knowledge base “{name}”; it is building in the background (you can switch"
         " pages, the build goes on)."
     )
+    CREATED_NONE_READABLE = (
+        "Created the knowledge base “{name}”, but none of its files could be read; each is"
+        " listed in its document table as failed, with the reason: {error}"
+    )
 
     JOBS_TITLE = "Build jobs"
     JOB_LABEL = "“{kb}” · {files} files · {state}"
@@ -201,11 +215,15 @@ class EN(ZH):
     STATE_DONE = "done"
     STATE_FAILED = "failed"
     STATE_CANCELLED = "cancelled"
-    PROGRESS = "{stage} · {done}/{total} documents · {chunks} chunks indexed{eta}"
-    ETA = " · about {seconds:.0f} s left"
+    PROGRESS = (
+        "{stage} · {done}/{total} documents · {embedded}/{queued} chunks embedded"
+        " · {chunks} chunks indexed{eta}"
+    )
+    ETA = " · about {time} left at the rate so far"
+    ETA_MEASURING = " · measuring the rate to estimate the time left"
     LOG_FULL = "Full log ({lines} lines)"
     CANCEL = "Cancel"
-    CANCELLING = "Cancelling: the build stops once the current document is done…"
+    CANCELLING = "Cancelling: the build stops within seconds…"
     DISMISS = "Dismiss"
     SUMMARY = (
         "{added} added · {replaced} replaced · {skipped} unchanged · {failed} failed · "
@@ -230,6 +248,17 @@ class EN(ZH):
     )
     BUSY = "The knowledge base “{kb}” is building: wait for it to finish, or cancel it first."
     NOTHING_TO_BUILD = "There are no files to build."
+    CANCELLED_SUMMARY = (
+        "Cancelled: {indexed} document(s) indexed ({chunks} chunks), {left} left unfinished."
+    )
+    CANCELLED_LEFT = (
+        "Resume to build the documents left, or dismiss to give them up; the indexed documents"
+        " stay either way."
+    )
+    CANCELLED_ALL = (
+        "Cancelled: {indexed} document(s) indexed ({chunks} chunks); nothing was left unfinished."
+    )
+    RESUME = "Resume"
 
     STAGE_TEXT = {
         "scan": "{steps} documents to process",
@@ -237,14 +266,15 @@ class EN(ZH):
         "entity graph": "Extracting entities and relations from {steps} chunks",
         "question index": "Generating a question index for {steps} chunks",
         "embedding": "Embedded {step}/{steps} texts",
-        "indexing": "Writing {steps} vectors to the index",
+        "indexing": "Wrote {step}/{steps} vectors to the index",
         "paused": "The LLM service cannot be reached; the build is paused and will retry: {message}",
         "resumed": "The LLM service is back; the build goes on",
         "done": "{steps} documents processed",
         "staged": "Received {steps} files",
         "resuming": "Resuming an unfinished build after a restart",
+        "continuing": "Building the {steps} documents a cancel left",
         "finished": "Build finished",
-        "cancelled": "Cancelled",
+        "cancelled": "Cancelled: {step} documents indexed, {steps} left",
         "failed": "Build failed: {message}",
     }
     STAGE_NOW = {

@@ -33,6 +33,9 @@ class ZH:
     RAN_AT = "{when} 运行 · {seconds:.1f} 秒"
     IMPORTED = "导入的回答"
     NOT_RUN = "尚未运行：点 ▶ 运行。"
+    WITHHELD = (
+        "这个单元上次运行时查过你现在无权查看的知识库，结果已隐藏；点 ▶ 在你能看的知识库里重跑。"
+    )
     NO_CELLS = "笔记本是空的：在下面写下第一个问题。"
     NOT_FOUND_WITH_HITS = (
         "命中的片段没有覆盖问题的要点，所以不作回答；下面是最接近的片段，供你自己判断。"
@@ -46,6 +49,7 @@ class ZH:
     IMPORTED_CELLS = "已导入 {n} 个单元。"
 
     EMPTY_QUERY = "请输入问题或关键词后再运行。"
+    QUESTION_TOO_LONG = "问题有 {length:,} 个字符，超过了 {limit:,} 个字符的上限；请删减后再运行。"
     NO_STRATEGY = "请至少选择一种检索策略。"
     SEARCHING = "正在检索…"
     ANSWER_HEADER = "回答"
@@ -112,6 +116,10 @@ class EN(ZH):
     RAN_AT = "ran {when} · {seconds:.1f} s"
     IMPORTED = "imported answer"
     NOT_RUN = "Not run yet: press ▶."
+    WITHHELD = (
+        "This cell last consulted a knowledge base you may no longer see, so its result is"
+        " hidden; press ▶ to run it again over what you may see."
+    )
     NO_CELLS = "The notebook is empty: type a first question below."
     NOT_FOUND_WITH_HITS = (
         "The hits below do not cover the question's key terms, so no answer is given from them;"
@@ -126,6 +134,10 @@ class EN(ZH):
     IMPORTED_CELLS = "Imported {n} cells."
 
     EMPTY_QUERY = "Please type a question or keywords first."
+    QUESTION_TOO_LONG = (
+        "The question is {length:,} characters long, over the limit of {limit:,}; shorten it"
+        " and run it again."
+    )
     NO_STRATEGY = "Please pick at least one strategy."
     SEARCHING = "Searching…"
     ANSWER_HEADER = "Answer"

@@ -16,6 +16,9 @@ class ZH:
     SIDEBAR_KBS = "知识库"
     SIDEBAR_NO_KB = "还没有知识库"
     SIDEBAR_KB_LINE = "{name} · {documents} 篇文档 · {chunks} 块"
+    SIDEBAR_KB_BUILDING = (
+        "{name} · 正在构建：已读取 {done}/{total} 篇，已索引 {documents} 篇 · {chunks} 块"
+    )
     SIDEBAR_LLM = "大模型"
     SIDEBAR_LLM_OFFLINE = "内置离线模式"
     SIDEBAR_LLM_ONLINE = "{model} @ {endpoint}"
@@ -48,6 +51,10 @@ class ZH:
         "`zhixing user add NAME --role admin` 添加管理员后刷新。"
     )
     SIGNED_IN = "已登录：{name}（{role}）"
+    LOCAL_ONLY = (
+        "不登录的知行只回应本机地址（localhost、127.0.0.1）：要用其他名称打开，请先用 "
+        "`zhixing user add` 添加用户，再用 `zhixing serve --host 0.0.0.0` 启动，让每个人先登录。"
+    )
     LOGOUT = "退出登录"
     READ_ONLY = "你的角色是 {role}：可以搜索、问答和查看图谱；构建和删除需要 editor 或 admin 角色。"
 
@@ -65,6 +72,9 @@ class EN(ZH):
     SIDEBAR_KBS = "Knowledge bases"
     SIDEBAR_NO_KB = "No knowledge base yet"
     SIDEBAR_KB_LINE = "{name} · {documents} documents · {chunks} chunks"
+    SIDEBAR_KB_BUILDING = (
+        "{name} · building: {done}/{total} documents read, {documents} indexed · {chunks} chunks"
+    )
     SIDEBAR_LLM = "LLM"
     SIDEBAR_LLM_OFFLINE = "built-in offline mode"
     SIDEBAR_EMBEDDING = "Embedding model"
@@ -95,6 +105,11 @@ class EN(ZH):
         " with `zhixing user add NAME --role admin`, then reload."
     )
     SIGNED_IN = "Signed in as {name} ({role})"
+    LOCAL_ONLY = (
+        "Zhixing without logins answers only at localhost or 127.0.0.1: to open it under another"
+        " name, add users with `zhixing user add` and start it with `zhixing serve --host"
+        " 0.0.0.0`, which asks everyone to sign in."
+    )
     LOGOUT = "Sign out"
     READ_ONLY = (
         "Your role is {role}: you may search, ask questions and view graphs; building and"

@@ -15,7 +15,7 @@ from .model import AuditFinding, AuditResult, AuditRule, TraceStep
 from .project import Project
 from .rules import BUILTIN_RULES
 from .scan import Analyzer, load_file
-from .writers import to_csv, to_sarif
+from .writers import csv_text, to_csv, to_sarif
 
 __all__ = [
     "BUILTIN_RULES",
@@ -24,6 +24,7 @@ __all__ = [
     "AuditRule",
     "TraceStep",
     "audit_tree",
+    "csv_text",
     "to_csv",
     "to_sarif",
 ]

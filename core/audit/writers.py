@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .model import AuditResult, AuditRule
@@ -13,6 +13,9 @@ from .rules import BUILTIN_RULES
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"high": "error", "medium": "warning", "low": "note"}
 CSV_COLUMNS = ("file", "line", "cwe", "rule", "confidence", "title", "clause")
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV Injection";
+# ASVS 1.2.10 adds NUL): `=HYPERLINK(...)` in a file name or a clause heading would run on open.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
 
 
 def to_sarif(
@@ -98,9 +101,30 @@ def _location(file: str, line: int, column: int | None) -> dict[str, Any]:
 
 def to_csv(result: AuditResult) -> str:
     """Findings as CSV with a header row (``clause`` is empty for the built-in pack)."""
+    rows = (
+        [f.file, f.line, f.cwe, f.rule, f.confidence, f.title, f.clause] for f in result.findings
+    )
+    return csv_text(CSV_COLUMNS, rows)
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows as text: a string that would start a formula gets a `'`.
+
+    A carriage return becomes a line feed: the writer quotes a field with a line feed but not
+    one with a bare CR, which a spreadsheet would read as the start of a new row (and of a new
+    formula). Numbers stay numbers (a negative line number is not text someone planted)."""
+    if not isinstance(value, str):
+        return value
+    text = value.replace("\r\n", "\n").replace("\r", "\n")
+    return "'" + text if value.startswith(_FORMULA_START) else text
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A CSV table with a header row, every cell passed through `spreadsheet_cell`: the one
+    way Zhixing writes CSV."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for f in result.findings:
-        w.writerow([f.file, f.line, f.cwe, f.rule, f.confidence, f.title, f.clause])
+    w.writerow(header)
+    for row in rows:
+        w.writerow([spreadsheet_cell(v) for v in row])
     return buf.getvalue()

@@ -6,8 +6,10 @@ audits (`KnowledgeService.export_kb`, `import_kb`); nothing here knows who asks.
 
 The archive is a zip file (deflate). It is read in memory, member by member, and never
 extracted, so no member name can reach the file system; names that try to leave the archive
-(`../x`, `/x`, `C:x`, backslashes) are refused all the same, as are duplicate members and
-archives that would unpack to far more than their own size. Members:
+(`../x`, `/x`, `C:x`, backslashes) are refused all the same, as are duplicate members,
+archives whose end record declares more than 64 members or a central directory over 64 KiB
+(checked before `zipfile` reads it, core/archives.py), and archives that would unpack to more
+than 20 times their own size or 1 GiB. Members:
 
 - `manifest.json`: `{"format": "zhixing-kb", "version": 1, "kb": {"name", "description",
   "tags", "build_mode", "analysis", "created_at"}, "embedding": {"name", "dimension"},

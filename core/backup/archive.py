@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from zhixing.core.errors import ParseError, StoreError
+from zhixing.core.archives import NotAZipFile, check_zip_directory
+from zhixing.core.errors import AccessError, ParseError, StoreError
 from zhixing.core.models import BUILD_MODES
 from zhixing.core.store.analysis import ANALYSIS_VERSION
 from zhixing.core.store.kb_rows import KB_TABLES
@@ -27,6 +28,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "MANIFEST",
+    "MAX_IMPORT_BYTES",
     "TABLES",
     "Archive",
     "read_archive",
@@ -40,8 +42,13 @@ TABLES = KB_TABLES  # the tables of one knowledge base, in dependency order
 MANIFEST = "manifest.json"
 _RECORDS = "vectors/records.jsonl"
 _DENSE = "vectors/dense.npy"
-# An archive may unpack to at most this many times its own size (plus a little): more is a bomb.
-_MAX_RATIO = 200
+# Import reads an archive whole in memory, so what it may unpack to is bounded twice: by a
+# ratio to its own size (exports measure 1.5-3x: JSON lines compress ~4x, vectors hardly at
+# all; 20 leaves room for text-heavy ones) and by an absolute cap.
+_MAX_RATIO = 20
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024
+_MAX_MEMBERS = 64  # an export has 12
+_MAX_DIRECTORY_BYTES = 64 * 1024  # checked before zipfile reads the central directory whole
 
 
 @dataclass
@@ -90,11 +97,19 @@ def read_archive(path: Path) -> Archive:
     """Read and validate a whole archive in memory; raise ParseError on anything amiss."""
     try:
         size = path.stat().st_size
+        check_zip_directory(
+            path,
+            str(path),
+            max_entries=_MAX_MEMBERS,
+            max_directory_bytes=_MAX_DIRECTORY_BYTES,
+        )
         zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, NotAZipFile):
         raise ParseError(
             f"{path} is not a Zhixing knowledge-base archive (not a zip file, or truncated)."
         ) from None
+    except AccessError as exc:
+        raise ParseError(str(exc)) from None
     except OSError as exc:
         raise ParseError(f"The archive {path} cannot be read: {exc.strerror or exc}.") from exc
     with zf:
@@ -129,8 +144,14 @@ def _check_members(zf: zipfile.ZipFile, path: Path, size: int) -> None:
             )
     if len(set(names)) != len(names):
         raise ParseError(f"{path} is corrupt: it holds the same member twice.")
-    if sum(info.file_size for info in zf.infolist()) > _MAX_RATIO * size + (1 << 20):
-        raise ParseError(f"{path} would unpack to far more than its own size; it was not read.")
+    total = sum(info.file_size for info in zf.infolist())
+    cap = min(_MAX_RATIO * size + (1 << 20), MAX_IMPORT_BYTES)
+    if total > cap:
+        raise ParseError(
+            f"{path} would unpack to far more than its own size ({total / (1 << 20):.1f} MiB;"
+            f" an import reads at most {_MAX_RATIO} times the archive's size and"
+            f" {MAX_IMPORT_BYTES >> 20} MiB in all); it was not read."
+        )
 
 
 def _member(zf: zipfile.ZipFile, path: Path, name: str) -> bytes:

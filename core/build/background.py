@@ -45,13 +45,15 @@ log = logging.getLogger(__name__)
 
 # The job's own log lines, besides the pipeline's stages (core.build.events.STAGES): their
 # stage names, and English messages for the debug log; a page words them from the stage.
-JOB_STAGES = ("staged", "resuming", "finished", "cancelled", "failed")
+JOB_STAGES = ("staged", "resuming", "continuing", "finished", "cancelled", "failed")
 LOG_STAGED = "received {count} file(s)"
 LOG_RESUMING = "resuming a build the server's restart interrupted"
+LOG_CONTINUING = "building the documents a cancel left"
 LOG_FINISHED = "build finished"
 LOG_CANCELLED = "cancelled"
 BUSY = "知识库「{kb}」正在构建中，请等它完成或先取消，再操作。"
 NOTHING_TO_BUILD = "没有要构建的文件。"
+NOTHING_TO_RESUME = "这个构建任务没有剩下要继续构建的文档。"
 
 RUNNING, DONE, FAILED, CANCELLED = (
     JobState.RUNNING,
@@ -92,7 +94,7 @@ class JobView:
     state: str
     done: int
     total: int
-    chunks: int
+    chunks: int  # indexed: their vectors written
     eta_s: float | None
     log: tuple[LogLine, ...]
     report: BuildReport | None
@@ -104,6 +106,8 @@ class JobView:
     step: int = 0  # of `steps`: that stage's own work (texts embedded of a batch's, …)
     steps: int = 0
     progress: float = 0.0  # the build's ProgressEvent.fraction
+    embedded: int = 0  # chunks embedded so far
+    queued: int = 0  # chunks of the documents read so far
 
     @property
     def running(self) -> bool:
@@ -134,6 +138,8 @@ class _Job:
     step: int = 0
     steps: int = 0
     progress: float = 0.0
+    embedded: int = 0
+    queued: int = 0
     log: list[LogLine] = field(default_factory=list)
     report: BuildReport | None = None
     error: str = ""
@@ -161,6 +167,8 @@ class _Job:
             step=self.step,
             steps=self.steps,
             progress=self.progress,
+            embedded=self.embedded,
+            queued=self.queued,
         )
 
 
@@ -292,18 +300,52 @@ class BuildJobs:
             self._check_idle(kb)
 
     def cancel(self, job_id: str) -> None:
-        """Ask a job to stop after the document it is on; what is built stays."""
+        """Ask a job to stop within seconds, whatever stage it is in: what is indexed stays,
+        the rest `resume` can build (core/build/pipeline.py)."""
         with self._lock:
             job = self._jobs.get(job_id)
         if job is not None:
             job.cancel.set()
 
     def forget(self, job_id: str) -> None:
-        """Drop a finished job from the list (a running one stays)."""
+        """Drop a finished job from the list (a running one stays). A cancelled job's staged
+        uploads go with it: what it left is given up, what it indexed stays."""
         with self._lock:
             job = self._jobs.get(job_id)
             if job is not None and job.state not in ACTIVE:
                 del self._jobs[job_id]
+            else:
+                job = None
+        if job is not None and job.staging is not None:
+            shutil.rmtree(job.staging, ignore_errors=True)
+
+    def resume(self, service: KnowledgeService, job_id: str) -> JobView:
+        """Build, as a new background job in its place, what a cancelled job left."""
+        with self._lock:
+            old = self._jobs.get(job_id)
+        report = old.report if old is not None else None
+        if old is None or old.state != CANCELLED or report is None or not report.left:
+            raise ZhixingError(NOTHING_TO_RESUME)
+        job = _Job(id=uuid.uuid4().hex[:12], kb=old.kb, files=old.files, staging=old.staging)
+        self._log(job, "continuing", LOG_CONTINUING, steps=report.left)
+
+        def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport | None:
+            reports = service.resume_interrupted(
+                job_id=report.job, on_event=on_event, cancel=cancel, cancelled=True
+            )
+            return reports[0] if reports else None
+
+        job.thread = threading.Thread(
+            target=self._run, args=(job, build), name=f"zhixing-build-{job.id}", daemon=True
+        )
+        with self._lock:
+            if job_id not in self._jobs:  # resumed (or dismissed) meanwhile
+                raise ZhixingError(NOTHING_TO_RESUME)
+            self._check_idle(old.kb)
+            del self._jobs[job_id]
+            self._jobs = {job.id: job, **self._jobs}
+            job.thread.start()
+            return job.view()
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobView:
         """Block until the job ends (or `timeout` seconds pass); return its latest view."""
@@ -330,6 +372,7 @@ class BuildJobs:
                 job.chunks, job.eta_s = event.chunks, event.eta_s
                 job.stage, job.step, job.steps = event.stage, event.step, event.steps
                 job.progress = event.fraction
+                job.embedded, job.queued = event.embedded, event.queued
                 if event.stage == PAUSED:
                     job.state = PAUSED
                 elif job.state == PAUSED:
@@ -346,19 +389,21 @@ class BuildJobs:
             log.error("build job %s of %s failed", job.id, job.kb, exc_info=True)
             error = str(internal_error(exc, f"building {job.kb!r}"))
         finally:
-            # A build that stopped (endpoint away too long) is resumable: keep its uploads.
-            # Otherwise the pipeline has removed them already; this covers a refused start.
-            if job.staging is not None and not (report is not None and report.stopped):
+            # A build that stopped (endpoint away too long), or was cancelled with documents
+            # left, is resumable: keep its uploads. Otherwise the pipeline has removed them
+            # already; this covers a refused start.
+            resumable = report is not None and (report.stopped or report.left > 0)
+            if job.staging is not None and not resumable:
                 shutil.rmtree(job.staging, ignore_errors=True)
         with self._lock:
             job.report, job.finished_at = report, time.time()
             if report is None or report.stopped:
                 job.state, job.error = FAILED, error or (report.stopped if report else "")
                 self._log(job, "failed", job.error)
-            elif job.cancel.is_set() and job.done < job.total:
-                # A cancel that came after the last document changed nothing: that job is done.
+            elif report.cancelled:
+                # (A cancel that came after the last batch was written changed nothing: done.)
                 job.state = CANCELLED
-                self._log(job, "cancelled", LOG_CANCELLED)
+                self._log(job, "cancelled", LOG_CANCELLED, report.indexed, report.left)
             else:
                 job.state = DONE
                 self._log(job, "finished", LOG_FINISHED)

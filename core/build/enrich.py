@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,12 +21,13 @@ from typing import Any, cast
 
 import numpy as np
 
+from zhixing.core.build.pause import BuildCancelled
 from zhixing.core.build.sanitize import clean_knowledge
 from zhixing.core.embed import Embedder
 from zhixing.core.errors import LLMError, LLMOutputError
 from zhixing.core.extract import offline_knowledge
 from zhixing.core.llm.boundary import Rejections
-from zhixing.core.llm.protocol import LLM
+from zhixing.core.llm.protocol import LLM, CallsCancelled
 from zhixing.core.llm.schemas import ChunkKnowledge
 from zhixing.core.models import Chunk, KnowledgeBase
 from zhixing.core.store import VectorStore
@@ -75,9 +77,12 @@ class Enricher:
         embedder: Embedder,
         llm: LLM | None = None,
         guard: Callable[[Callable[[], Any]], Any] | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
-        """`guard` runs each LLM call (the pipeline's PauseGuard waits out a lost endpoint)."""
+        """`guard` runs each LLM call (the pipeline's PauseGuard waits out a lost endpoint);
+        once `cancel` is set, the calls in flight are abandoned and BuildCancelled raised."""
         self.kb = kb
+        self._cancel = cancel
         self._guard = guard or (lambda call: call())
         self.graph = graph
         self.vectors = vectors
@@ -126,7 +131,7 @@ class Enricher:
             if self.kb.mode == "index":
                 return [ChunkKnowledge() for _ in items]
             return [self._offline(i) for i in items]
-        from zhixing.core.llm import PROMPTS, chunk_knowledge_variables
+        from zhixing.core.llm import chunk_knowledge_variables
 
         variables = [
             chunk_knowledge_variables(
@@ -139,7 +144,7 @@ class Enricher:
         ]
 
         def call() -> list[ChunkKnowledge | Exception]:
-            out = llm.call_many(PROMPTS["chunk_knowledge"], variables, self.rejections)
+            out = self._call_many(llm, "chunk_knowledge", variables)
             from zhixing.core.llm.retry import (
                 EndpointFailingError,
                 EndpointRefusedError,
@@ -306,8 +311,6 @@ class Enricher:
         llm = self.llm
         if llm is None:
             return True
-        from zhixing.core.llm import PROMPTS
-
         other = next(iter(self.graph.entities([entity_id])), None)
         if other is None:
             return False
@@ -319,10 +322,16 @@ class Enricher:
             "type_b": other.type,
             "description_b": other.description or "(none)",
         }
+
+        def call() -> Any:
+            # One call through call_many, so that a cancel abandons it like any other.
+            (answer,) = self._call_many(llm, "same_entity", [variables])
+            if isinstance(answer, LLMError):
+                raise answer
+            return answer
+
         try:
-            verdict = self._guard(
-                lambda: llm.call(PROMPTS["same_entity"], variables, self.rejections)
-            )
+            verdict = self._guard(call)
         except LLMError as exc:
             if _unreachable(exc):
                 raise  # waited out by the guard already, past the longest pause: stop
@@ -337,7 +346,6 @@ class Enricher:
         llm = self.llm
         if llm is None:
             return
-        from zhixing.core.llm import PROMPTS
         from zhixing.core.llm.retry import EndpointUnreachableError
 
         long = self.graph.long_descriptions(entity_ids)
@@ -349,7 +357,7 @@ class Enricher:
         ]
 
         def call() -> list[Any]:
-            out = llm.call_many(PROMPTS["summarize_description"], variables, self.rejections)
+            out = self._call_many(llm, "summarize_description", variables)
             for answer in out:  # a lost endpoint is waited out, not taken as "no summary"
                 if isinstance(answer, EndpointUnreachableError):
                     raise answer
@@ -366,6 +374,19 @@ class Enricher:
                 self.rejections.add("summarize_description", "empty or overlong summary")
                 continue
             self.graph.set_description(entity_id, text)
+
+    def _call_many(self, llm: LLM, role: str, variables: Sequence[dict[str, Any]]) -> list[Any]:
+        """`llm.call_many` that a cancel abandons at once (BuildCancelled), in flight or not."""
+        from zhixing.core.llm import PROMPTS
+
+        if self._cancel is not None and self._cancel.is_set():
+            raise BuildCancelled
+        try:
+            return list(
+                llm.call_many(PROMPTS[role], variables, self.rejections, cancel=self._cancel)
+            )
+        except CallsCancelled:
+            raise BuildCancelled from None
 
     def _stored_candidates(self, vectors: np.ndarray) -> list[list[tuple[int, str, np.ndarray]]]:
         """Entities of earlier builds near each name: one Milvus search, one embedding call."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,7 +42,9 @@ class ProgressEvent:
     total: int
     message: str = ""
     eta_s: float | None = None
-    chunks: int = 0  # chunks indexed so far in this build
+    chunks: int = 0  # chunks indexed (their vectors written) so far in this build
+    embedded: int = 0  # chunks embedded so far in this build
+    queued: int = 0  # chunks of the documents read so far
     step: int = 0
     steps: int = 0
     fraction: float = 0.0
@@ -71,6 +75,10 @@ class BuildReport:
     extract_seconds: float = 0.0  # time spent extracting knowledge (LLM calls or heuristics)
     seconds: float = 0.0
     stopped: str = ""  # why the build stopped early (an unreachable LLM), if it did
+    cancelled: bool = False  # the build was cancelled before it ended
+    indexed: int = 0  # of a cancelled build: the documents it indexed, which stay
+    left: int = 0  # of a cancelled build: its documents not indexed, which a resume builds
+    job: int = 0  # the durable job's id (core/build/durable.py), which a resume names
 
     @property
     def ok(self) -> bool:
@@ -91,24 +99,56 @@ class BuildReport:
             "rejected": dict(self.rejected),
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped or None,
+            "cancelled": self.cancelled,
+            "indexed": self.indexed if self.cancelled else None,
+            "left": self.left if self.cancelled else None,
         }
 
 
 class RateClock:
-    """Estimate the time left from the rate so far."""
+    """Estimate the time left from the rate measured so far, re-measured as the build goes.
 
-    def __init__(self) -> None:
-        self.start = time.monotonic()
+    The rate is the progress made over the last `window_s` seconds, from the first moment
+    there was any, so neither the start (a model loading, the first batch in the hands of
+    the LLM) nor an early slow stretch holds the estimate once the build runs faster, and a
+    stretch that slows it down shows. No estimate before `min_span_s` of measured progress.
+    """
+
+    def __init__(
+        self,
+        *,
+        window_s: float = 60.0,
+        min_span_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._clock = clock
+        self.start = clock()
+        self.window_s = window_s
+        self.min_span_s = min_span_s
+        self._samples: deque[tuple[float, float]] = deque()  # (elapsed, fraction)
+        self._lock = threading.Lock()
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.start
+        return self._clock() - self.start
 
     def eta(self, fraction: float) -> float | None:
-        """Seconds left at the rate so far, for a build `fraction` (0..1) done; None before
-        anything is done, 0 once all is."""
-        elapsed = self.elapsed()
+        """Seconds left at the rate measured, for a build `fraction` (0..1) done; None while
+        too little is measured, 0 once all is."""
         if fraction >= 1:
             return 0.0
-        if fraction <= 0 or elapsed <= 0:
+        if fraction <= 0:
             return None
-        return elapsed * (1 - fraction) / fraction
+        now = self.elapsed()
+        with self._lock:
+            samples = self._samples
+            if not samples or fraction > samples[-1][1]:
+                samples.append((now, fraction))
+            # Keep one sample at or before the window's start, so the rate spans the window.
+            while len(samples) > 1 and samples[1][0] <= now - self.window_s:
+                samples.popleft()
+            since, then = samples[0]
+        span = now - since
+        if span < self.min_span_s or fraction <= then:
+            return None
+        rate = (fraction - then) / span
+        return (1 - fraction) / rate

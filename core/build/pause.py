@@ -1,4 +1,5 @@
-"""Pause a build while the LLM endpoint is away, instead of stopping it (docs/architecture.md §4).
+"""Pause a build while the LLM endpoint is away, instead of stopping it, and stop waiting for a
+call once the build is cancelled (docs/architecture.md §4).
 
 Every LLM call site of the enrich stage runs through a `PauseGuard`: when the endpoint cannot
 be reached, the same call is tried again with a capped backoff (the calls that had finished
@@ -11,14 +12,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
-__all__ = ["BuildCancelled", "PauseGuard", "pause_message"]
+__all__ = ["BuildCancelled", "PauseGuard", "pause_message", "until_cancelled"]
 
 T = TypeVar("T")
 
 _FIRST_DELAY_S = 0.5
 _MAX_DELAY_S = 30.0
+_CANCEL_POLL_S = 0.05  # how often a call in hand looks at the build's cancel
 
 
 class BuildCancelled(Exception):  # noqa: N818 - a signal inside the pipeline, not an error
@@ -86,3 +88,33 @@ class PauseGuard:
             if since is not None:
                 self.on_resume()
             return result
+
+
+def until_cancelled(call: Callable[[], T], cancel: threading.Event) -> T:
+    """Run `call`, but stop waiting for it once `cancel` is set (BuildCancelled).
+
+    It runs in a daemon thread, which an abandoned call keeps to itself until it ends (a slice
+    of a local model, one request to an embedding endpoint): it holds neither the build nor
+    the process.
+    """
+    if cancel.is_set():
+        raise BuildCancelled
+    box: list[tuple[bool, Any]] = []
+    ended = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting thread
+            box.append((False, exc))
+        finally:
+            ended.set()
+
+    threading.Thread(target=run, name="zhixing-cancellable", daemon=True).start()
+    while not ended.wait(_CANCEL_POLL_S):
+        if cancel.is_set():
+            raise BuildCancelled
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return cast(T, value)

@@ -42,7 +42,7 @@ from zhixing.core.build.events import (
     ProgressSink,
     RateClock,
 )
-from zhixing.core.build.pause import BuildCancelled, PauseGuard
+from zhixing.core.build.pause import BuildCancelled, PauseGuard, until_cancelled
 from zhixing.core.build.remove import remove_documents
 from zhixing.core.build.sources import Unit, collect_files, count_units, iter_units
 from zhixing.core.build.texts import embedding_text
@@ -58,6 +58,7 @@ from zhixing.core.errors import (
     internal_error,
 )
 from zhixing.core.ingest import chunk_document
+from zhixing.core.ingest.pdf import ParseCancelled, cancelling
 from zhixing.core.llm.protocol import LLM
 from zhixing.core.models import Chunk, KnowledgeBase, ParsedDocument
 from zhixing.core.store import Catalog, VectorRecord, VectorStore
@@ -75,6 +76,8 @@ log = logging.getLogger(__name__)
 _EVENT_INTERVAL_S = 0.25
 _MAX_INFLIGHT = 3
 _EMBED_STEP = 64  # texts per progress step, for an embedder that names no batch size
+# How a cancelled job's row says that documents are left, which a resume may build.
+_LEFT = "left to build"
 
 
 @dataclass
@@ -114,11 +117,23 @@ class BuildPipeline:
         run = _Run(self, kb, on_event or (lambda _e: None), cancel or threading.Event())
         return run.execute(paths)
 
-    def interrupted_jobs(self, kb: KnowledgeBase | None = None) -> list[JobRecord]:
-        """The jobs a kill or a lost endpoint left unfinished, oldest first."""
+    def interrupted_jobs(
+        self, kb: KnowledgeBase | None = None, *, cancelled: bool = False
+    ) -> list[JobRecord]:
+        """The jobs a kill or a lost endpoint left unfinished, oldest first; with `cancelled`,
+        also the cancelled ones whose files are still there (a cancel keeps what it had not
+        built for a resume)."""
         self.catalog.interrupt_dead_jobs(process_alive)
-        rows = self.catalog.jobs(kb.id if kb else None, status=JobState.INTERRUPTED)
-        return [JobRecord.from_row(r) for r in rows]
+        kb_id = kb.id if kb else None
+        rows = self.catalog.jobs(kb_id, status=JobState.INTERRUPTED)
+        if cancelled:
+            rows += [
+                row
+                for row in self.catalog.jobs(kb_id, status=JobState.CANCELLED)
+                if _LEFT in (row.get("message") or "")
+                and any(Path(p).exists() for p in JobRecord.from_row(row).paths)
+            ]
+        return sorted((JobRecord.from_row(r) for r in rows), key=lambda job: job.id)
 
     def resume_interrupted(
         self,
@@ -127,9 +142,16 @@ class BuildPipeline:
         job_id: int | None = None,
         on_event: ProgressSink | None = None,
         cancel: threading.Event | None = None,
+        cancelled: bool = False,
     ) -> list[BuildReport]:
-        """Finish interrupted jobs (of one knowledge base, or one job): rerun their paths."""
-        jobs = [j for j in self.interrupted_jobs(kb) if job_id is None or j.id == job_id]
+        """Finish interrupted jobs (of one knowledge base, or one job): rerun their paths.
+
+        With `cancelled`, cancelled jobs with documents left are finished too."""
+        jobs = [
+            j
+            for j in self.interrupted_jobs(kb, cancelled=cancelled)
+            if job_id is None or j.id == job_id
+        ]
         if job_id is not None and not jobs:
             raise NotFoundError(
                 f"Build job {job_id} is not interrupted; there is nothing to resume."
@@ -183,13 +205,23 @@ class _Run:
             on_resume=self._unpaused,
         )
         self.enricher = Enricher(
-            kb, pipeline.graph, pipeline.vectors, pipeline.embedder, pipeline.llm, self.guard
+            kb,
+            pipeline.graph,
+            pipeline.vectors,
+            pipeline.embedder,
+            pipeline.llm,
+            self.guard,
+            cancel=cancel,
         )
         self.clock = RateClock()
         self.pending = _Pending([], {})
         self.done = 0
         self.total = 0
         self.indexed_chunks = 0
+        self.indexed_docs = 0  # documents this build made `indexed`
+        # Documents written, not yet `indexed`: id -> (chunks, source).
+        self.unfinished: dict[int, tuple[int, str]] = {}
+        self.whole_chunks = 0  # the chunks of the documents this build made `indexed`
         self.queued_chunks = 0  # chunks of the documents read so far
         # Chunks embedded, a batch counting in proportion to its texts embedded (the embedding
         # thread alone writes it): the share of the read documents' work that is done.
@@ -211,8 +243,23 @@ class _Run:
         self.staging = resume.staging if resume else str(staging_of(home, paths) or "")
         with build_lock(self.p.catalog.path, self.kb):
             self.job = self._claim(paths, self.staging, resume)
+            self.report.job = self.job
             status = self._build(files)
-            self._finish(status, self.report.stopped, self.staging)
+            message, staging = self.report.stopped, self.staging
+            left = self.total - len(self.report.skipped) - len(self.report.failed)
+            left = max(left - self.indexed_docs, 0)
+            if status == JobState.CANCELLED and not left:
+                status = JobState.DONE  # a cancel that came after the last write changed nothing
+            if status == JobState.CANCELLED:
+                self._roll_back()
+                self.report.cancelled = True
+                self.report.indexed = self.indexed_docs
+                self.report.left = left
+                message = f"cancelled; {self.indexed_docs} document(s) indexed"
+                if self.report.left:
+                    message += f", {self.report.left} {_LEFT}"
+                    staging = ""  # the uploads stay for a resume (`resume_interrupted`)
+            self._finish(status, message, staging)
         self.report.seconds = self.clock.elapsed()
         self._event(
             "done",
@@ -223,6 +270,18 @@ class _Run:
             force=True,
         )
         return self.report
+
+    def _roll_back(self) -> None:
+        """Remove what a cancel left half-built (documents chunked, some of their vectors
+        written), so the knowledge base holds only whole documents; a resume redoes them."""
+        if self.unfinished:
+            with contextlib.suppress(StoreError):
+                self._remove(sorted(self.unfinished))
+            gone = {source for _, source in self.unfinished.values()}
+            self.report.added = [s for s in self.report.added if s not in gone]
+            self.report.replaced = [s for s in self.report.replaced if s not in gone]
+            self.unfinished.clear()
+        self.report.chunks = self.whole_chunks
 
     def _claim(self, paths: Sequence[Path], staging: str, resume: JobRecord | None) -> int:
         me = this_process()
@@ -263,11 +322,15 @@ class _Run:
                     self._build_unit(unit, states)
                 self.done += 1
                 self._event("parse", unit.source, step=self.done, steps=self.total)
-            self._flush()
+            if ended == JobState.DONE and not self.cancel.is_set():
+                self._flush()
+            # The batches in flight see a cancel between their steps and stop (BuildCancelled).
             self._wait()
-            status = ended
+            status = JobState.CANCELLED if self.cancel.is_set() else ended
         except BuildCancelled:
-            status = JobState.CANCELLED  # while paused: the batch in hand is redone by a resume
+            # Seen by a stage in hand (enrichment, embedding, a PDF parse, a pause): what it
+            # had not written is redone by a resume.
+            status = JobState.CANCELLED
         except LLMError as exc:
             # The endpoint is refusing, or stayed away past the longest pause: stop rather than
             # degrade every chunk. What is indexed stays; a resume redoes the rest, its finished
@@ -324,7 +387,8 @@ class _Run:
             return
         started = time.perf_counter()
         try:
-            doc = unit.load()
+            with cancelling(self.cancel):  # a cancel kills the PDF parser's processes
+                doc = unit.load()
             chunks = chunk_document(
                 doc,
                 max_units=self.p.settings.chunk_units,
@@ -332,6 +396,8 @@ class _Run:
             )
             if not chunks:
                 raise ParseError(f"{unit.source} contains no text to index.")
+        except ParseCancelled:
+            raise BuildCancelled from None
         except ParseError as exc:
             self._fail(unit, str(exc), previous)
             return
@@ -350,7 +416,7 @@ class _Run:
         if previous:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
             self._wait()
-            self._remove(previous[0])
+            self._remove([previous[0]])
             if previous[2] == "indexed":
                 self.report.replaced.append(unit.source)
         doc_id, chunk_ids = self.p.catalog.add_document(
@@ -363,15 +429,16 @@ class _Run:
             chunks=chunks,
         )
         states[unit.source] = (doc_id, unit.sha256, "chunked")
+        self.unfinished[doc_id] = (len(chunks), unit.source)
         self._queue(doc, doc_id, chunk_ids, chunks)
         self.report.added.append(unit.source)
 
-    def _remove(self, doc_id: int) -> None:
+    def _remove(self, doc_ids: list[int]) -> None:
         remove_documents(
             self.p.catalog,
             self.p.vectors,
             self.kb,
-            [doc_id],
+            doc_ids,
             graph=self.p.graph,
             embedder=self.p.embedder,
             flush=False,
@@ -382,7 +449,7 @@ class _Run:
         if previous and previous[2] == "indexed":
             return  # keep the version that was already there
         if previous:
-            self._remove(previous[0])
+            self._remove([previous[0]])
         self.p.catalog.record_failure(
             self.kb.id, source=unit.source, sha256=unit.sha256, kind=unit.kind, error=error
         )
@@ -431,6 +498,8 @@ class _Run:
             self._event(stage, f"{len(batch)} chunks ({how})", steps=len(batch), force=True)
         items = [item for _, _, _, item in batch]
         started = time.perf_counter()
+        if self.cancel.is_set():
+            raise BuildCancelled
         try:
             enriched = self.enricher.enrich(items)
         except (ZhixingError, BuildCancelled):
@@ -494,8 +563,10 @@ class _Run:
         self._event("embedding", f"0/{len(texts)} texts embedded", steps=len(texts), force=True)
         for start in range(0, len(texts), step):
             part = texts[start : start + step]
-            # An embedding endpoint that is away pauses the build too.
-            parts.append(self.guard(functools.partial(self.p.embedder.embed, part)))
+            # An embedding endpoint that is away pauses the build too; a cancel stops it
+            # between steps, and abandons the step in hand.
+            embed = functools.partial(self.p.embedder.embed, part)
+            parts.append(self.guard(functools.partial(until_cancelled, embed, self.cancel)))
             embedded = start + len(part)
             self.embedded = base + chunks * embedded / len(texts)
             self._event(
@@ -510,14 +581,25 @@ class _Run:
 
     def _write(self, chunks: int, prepared: Future[Any], finished: list[int]) -> None:
         records = prepared.result()
-        self._event("indexing", f"writing {len(records)} vectors", steps=len(records), force=True)
+        if self.cancel.is_set():
+            raise BuildCancelled  # a batch not yet written stays for a resume
+        self._event("indexing", f"0/{len(records)} vectors written", steps=len(records), force=True)
         started = time.perf_counter()
         self.p.vectors.upsert(self.kb.dimension, records)
         log.info("wrote %d vectors in %.2f s", len(records), time.perf_counter() - started)
         # A document becomes `indexed` only once every one of its chunks has a vector.
         self.p.catalog.mark_indexed(finished)
+        self.whole_chunks += sum(self.unfinished.pop(d, (0, ""))[0] for d in finished)
         self.indexed_chunks += chunks
+        self.indexed_docs += len(finished)
         self.report.chunks = self.indexed_chunks
+        self._event(
+            "indexing",
+            f"{len(records)}/{len(records)} vectors written",
+            step=len(records),
+            steps=len(records),
+            force=True,
+        )
 
     def _wait(self) -> None:
         """Wait for every batch in flight; re-raise the first failure."""
@@ -540,6 +622,8 @@ class _Run:
                 message=message,
                 eta_s=self.clock.eta(fraction),
                 chunks=self.indexed_chunks,
+                embedded=int(self.embedded),
+                queued=self.queued_chunks,
                 step=step,
                 steps=steps,
                 fraction=fraction,

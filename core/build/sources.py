@@ -86,15 +86,20 @@ def count_units(files: Sequence[tuple[Path, str]]) -> int:
 def iter_units(
     files: Sequence[tuple[Path, str]], *, workers: int = 1
 ) -> Iterator[Unit | ItemFailure]:
-    """Yield a unit for each document, or a failure for what cannot even be opened."""
+    """Yield a unit for each document, or a failure for a corpus line that cannot be read.
+
+    A file that cannot be read (empty, binary, mislabelled, unreadable) is a unit too, whose
+    `load` raises its ParseError: the pipeline lists it among the knowledge base's documents as
+    `failed`, with that sentence, as it does a file that fails while being parsed.
+    """
     for path, source in files:
         try:
             kind = detect_kind(path)
         except ParseError as exc:
-            yield ItemFailure(source, str(exc))
+            yield _unreadable(path, source, str(exc))
             continue
         except OSError as exc:
-            yield ItemFailure(source, f"{source} cannot be read: {exc.strerror or exc}.")
+            yield _unreadable(path, source, f"{source} cannot be read: {exc.strerror or exc}.")
             continue
         if kind == "jsonl":
             yield from _corpus_units(path, source)
@@ -105,6 +110,20 @@ def iter_units(
             return parse_file(path, source=source, kind=kind, workers=workers)
 
         yield Unit(source=source, sha256=sha, kind=kind, load=load)
+
+
+def _unreadable(path: Path, source: str, error: str) -> Unit:
+    """A unit for a file whose kind could not be told: loading it raises `error`."""
+    try:
+        sha = file_sha256(path)
+    except OSError:
+        sha = ""
+
+    def load() -> ParsedDocument:
+        raise ParseError(error)
+
+    # No kind: the content is not one Zhixing reads, whatever the extension says.
+    return Unit(source=source, sha256=sha, kind="", load=load)
 
 
 def _loaded(document: ParsedDocument) -> Callable[[], ParsedDocument]:

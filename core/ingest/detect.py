@@ -11,7 +11,7 @@ from zhixing.core.errors import ParseError
 from zhixing.core.ingest.file_names import sanitize_name
 from zhixing.core.ingest.textcodec import decode_text, looks_binary
 
-__all__ = ["KINDS", "SUPPORTED", "detect_kind", "read_failure"]
+__all__ = ["KINDS", "SUPPORTED", "detect_kind", "mislabelled", "read_failure"]
 
 KINDS = ("pdf", "docx", "html", "markdown", "text", "jsonl")
 SUPPORTED = "PDF, DOCX, Markdown, text, HTML, JSONL"
@@ -20,6 +20,8 @@ _HEAD = 64 * 1024
 _MARKDOWN_EXT = {".md", ".markdown", ".mdown", ".mkd", ".mdx"}
 _HTML_EXT = {".html", ".htm", ".xhtml"}
 _JSONL_EXT = {".jsonl", ".ndjson"}
+_PLAIN_EXT = {".txt", ".text", ".log", ".csv", ".tsv"}
+_TEXT_EXT = _MARKDOWN_EXT | _HTML_EXT | _JSONL_EXT | _PLAIN_EXT
 _HTML_START = re.compile(
     rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S
 )
@@ -34,8 +36,32 @@ def read_failure(path: Path, exc: OSError) -> ParseError:
     return ParseError(f"{sanitize_name(path.name)} could not be read ({reason}).")
 
 
+def mislabelled(name: str, suffix: str, head: bytes) -> str | None:
+    """The sentence for a file whose name promises a kind its content is not (a PDF, a Word
+    file, text that is a ZIP archive), or None.
+
+    Such a file is refused rather than read as what it is: a ".pdf" that holds text is most often
+    a download that failed (an error or sign-in page), which nobody wants in their knowledge base.
+    """
+    if suffix == ".pdf" and b"%PDF-" not in head[:1024]:
+        return (
+            f"{name} is named .pdf but its content is not a PDF; get the real file, or rename"
+            " it to .txt if it is text."
+        )
+    if suffix == ".docx" and not head.startswith(b"PK\x03\x04"):
+        return f"{name} is named .docx but is not a Word (.docx) file; save it again as .docx."
+    if suffix in _TEXT_EXT and head.startswith(b"PK\x03\x04"):
+        # An archive named as text is not opened: its member list could be any size.
+        return f"{name} is not a text document (binary content); supported: {SUPPORTED}."
+    return None
+
+
 def detect_kind(path: Path) -> str:
-    """Return the document kind of `path` (one of KINDS); raise ParseError if unsupported."""
+    """Return the document kind of `path` (one of KINDS); raise ParseError if unsupported.
+
+    The content decides; the extension only names a text file's kind, and a `.pdf` or `.docx`
+    whose content is not one is refused (`mislabelled`).
+    """
     name = sanitize_name(path.name)
     try:
         with path.open("rb") as handle:
@@ -45,6 +71,8 @@ def detect_kind(path: Path) -> str:
         raise read_failure(path, exc) from None
     if blank:
         raise ParseError(f"{name} is empty.")
+    if refused := mislabelled(name, path.suffix.lower(), head):
+        raise ParseError(refused)
     if b"%PDF-" in head[:1024]:
         return "pdf"
     if head.startswith(b"PK\x03\x04"):
@@ -100,7 +128,7 @@ def _text_kind(ext: str, head: bytes, text: str) -> str:
         return "html"
     if ext in _MARKDOWN_EXT:
         return "markdown"
-    if ext in {".txt", ".text", ".log", ".csv", ".tsv"}:
+    if ext in _PLAIN_EXT:
         return "text"
     # No telling extension: Markdown if it has Markdown headings, plain text otherwise.
     return "markdown" if _MD_HEADING.search(text) else "text"

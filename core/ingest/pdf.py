@@ -12,9 +12,11 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -24,7 +26,7 @@ from zhixing.core.errors import ParseError
 from zhixing.core.ingest.pdf_page import PageResult, open_pdf
 from zhixing.core.models import Page, ParsedDocument
 
-__all__ = ["MAX_PDF_BYTES", "PARSE_TIMEOUT_S", "parse_pdf"]
+__all__ = ["MAX_PDF_BYTES", "PARSE_TIMEOUT_S", "ParseCancelled", "cancelling", "parse_pdf"]
 
 # The longest one PDF's parse may take, all its workers together (a few minutes is a
 # 1,000-page standard on a slow machine). Read at call time, so tests may lower it.
@@ -33,6 +35,27 @@ PARSE_TIMEOUT_S = 600.0
 MAX_PDF_BYTES = 512 * 2**20
 # Below this many pages per worker, starting a process costs more than it saves.
 _MIN_PAGES_PER_WORKER = 8
+# How often a parse that waits for its workers looks at its build's cancel.
+_CANCEL_POLL_S = 0.1
+# The cancel of the build this thread parses for (`cancelling`).
+_CANCEL = threading.local()
+
+
+class ParseCancelled(Exception):  # noqa: N818 - a signal to the build, not a parse error
+    """The build was cancelled while a PDF parsed; its worker processes were killed."""
+
+
+@contextmanager
+def cancelling(cancel: threading.Event) -> Iterator[None]:
+    """Parse PDFs in this thread so that `cancel` kills their workers (ParseCancelled)."""
+    before = getattr(_CANCEL, "event", None)
+    _CANCEL.event = cancel
+    try:
+        yield
+    finally:
+        _CANCEL.event = before
+
+
 # Metadata titles that are really a file name or a tool's placeholder.
 _STRAY_TITLES = re.compile(
     r"^(untitled|document\d*|microsoft word\b.*"
@@ -160,15 +183,24 @@ def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: floa
         for args in jobs
     ]
     outputs: list[bytes] = []
+    cancel: threading.Event | None = getattr(_CANCEL, "event", None)
     try:
         for proc in procs:
-            try:
-                out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                raise ParseError(
-                    f"{source} took longer than the {timeout_s:g}-second limit to parse and was"
-                    " stopped; check that it is not damaged, or split it into smaller files."
-                ) from None
+            while True:
+                left = max(0.0, deadline - time.monotonic())
+                wait = left if cancel is None else min(left, _CANCEL_POLL_S)
+                try:
+                    out, _ = proc.communicate(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    if cancel is not None and cancel.is_set():
+                        raise ParseCancelled from None  # the `finally` kills the workers
+                    if wait >= left:
+                        raise ParseError(
+                            f"{source} took longer than the {timeout_s:g}-second limit to parse"
+                            " and was stopped; check that it is not damaged, or split it into"
+                            " smaller files."
+                        ) from None
             if proc.returncode != 0:
                 raise ParseError(f"{source} crashed the PDF parser; the file may be damaged.")
             outputs.append(out)

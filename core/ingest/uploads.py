@@ -1,20 +1,25 @@
-"""Check an uploaded file before it is staged (docs/architecture.md §10): its size, and that its type is one
-Zhixing parses, by extension and by a look at its first bytes.
+"""Check an uploaded file before it is staged (docs/architecture.md §10): its size, and that its
+extension is one Zhixing parses.
 
-Streamlit's uploader filters types and sizes in the browser and at its upload endpoint; this is
-the check that holds whatever client sent the bytes. Detecting the kind for parsing stays in
-`detect.py`, which runs on every staged file again.
+Streamlit's uploader checks both in the browser and at its upload endpoint; this is the check
+that holds whatever client sent the bytes. What the content is, is `detect.py`'s to say: it runs
+on every staged file, as on every file `zhixing add` is given, and a file whose content
+contradicts its name (a ".pdf" of text, a ".md" of binary) fails alone, listed with its reason,
+never taking the other files of the upload with it. `screen_uploads` sorts an upload's files
+into those to stage and those refused, each with its sentence.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from zhixing.core.errors import ParseError
 from zhixing.core.ingest.file_names import sanitize_name
-from zhixing.core.ingest.textcodec import looks_binary
 
-__all__ = ["UPLOAD_SUFFIXES", "UploadRefusedError", "check_upload"]
+__all__ = ["UPLOAD_SUFFIXES", "Refusal", "UploadRefusedError", "check_upload", "screen_uploads"]
 
 # What the pipeline parses, by extension (detect.py's lists).
 UPLOAD_SUFFIXES: dict[str, str] = {
@@ -25,7 +30,6 @@ UPLOAD_SUFFIXES: dict[str, str] = {
     **dict.fromkeys((".html", ".htm", ".xhtml"), "html"),
     **dict.fromkeys((".jsonl", ".ndjson"), "jsonl"),
 }
-_HEAD = 64 * 1024
 MiB = 1024 * 1024
 
 
@@ -47,11 +51,30 @@ def check_upload(name: str, content: bytes, *, max_mb: int) -> str:
             f"{clean} is not a supported type ({suffix or 'no extension'}); upload one of "
             f"{', '.join(sorted(UPLOAD_SUFFIXES))}."
         )
-    head = content[:_HEAD]
-    if kind == "pdf" and b"%PDF-" not in head[:1024]:
-        raise UploadRefusedError(f"{clean} is named {suffix} but its content is not a PDF.")
-    if kind == "docx" and not head.startswith(b"PK\x03\x04"):
-        raise UploadRefusedError(f"{clean} is named {suffix} but is not a Word (.docx) file.")
-    if kind not in ("pdf", "docx") and looks_binary(head):
-        raise UploadRefusedError(f"{clean} is named {suffix} but holds binary content, not text.")
     return kind
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An uploaded file that is not staged: its clean name, content hash and the reason."""
+
+    source: str
+    sha256: str
+    error: str
+
+
+def screen_uploads(
+    uploads: Sequence[tuple[str, bytes]], *, max_mb: int
+) -> tuple[list[tuple[str, bytes]], list[Refusal]]:
+    """Split uploads (name, content) into those to stage and those `check_upload` refuses."""
+    accepted: list[tuple[str, bytes]] = []
+    refused: list[Refusal] = []
+    for name, content in uploads:
+        try:
+            check_upload(name, content, max_mb=max_mb)
+        except UploadRefusedError as exc:
+            digest = hashlib.sha256(content).hexdigest()
+            refused.append(Refusal(sanitize_name(name), digest, str(exc)))
+        else:
+            accepted.append((name, content))
+    return accepted, refused

@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, cast
@@ -30,6 +29,7 @@ from zhixing.core.errors import LLMError, LLMOutputError
 from zhixing.core.llm.boundary import Rejections, salvage
 from zhixing.core.llm.cache import LLMCache, cache_key
 from zhixing.core.llm.prompts import Prompt, estimate_tokens
+from zhixing.core.llm.protocol import CallsCancelled
 from zhixing.core.llm.retry import (
     DEFAULT_BASE_URL,
     EndpointUnreachableError,
@@ -138,8 +138,15 @@ class LLMClient:
         role: Prompt,
         variables_list: Sequence[Mapping[str, object]],
         rejections: Rejections | None = None,
+        *,
+        cancel: threading.Event | None = None,
     ) -> list[BaseModel | LLMError]:
-        """Run a role over many inputs in parallel; failures come back in place, not raised."""
+        """Run a role over many inputs in parallel; failures come back in place, not raised.
+
+        When `cancel` is set the call returns at once, raising CallsCancelled: requests in
+        flight are abandoned (their daemon threads end when the endpoint answers or times out,
+        keeping neither the caller nor the process), and no further request is sent.
+        """
         # Rendering first means a template mistake raises before any request is sent.
         prepared = [self._prepare(role, v) for v in variables_list]
         if not prepared:
@@ -161,8 +168,7 @@ class LLMClient:
                 return exc
 
         workers = min(self.settings.llm_concurrency, len(prepared))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zhixing-llm") as pool:
-            return list(pool.map(one, prepared))
+        return _run_abandonable(one, prepared, workers, cancel)
 
     def estimate(
         self, role: Prompt, variables_list: Sequence[Mapping[str, object]]
@@ -482,6 +488,54 @@ class LLMClient:
             }
         method = cast(Literal["function_calling", "json_mode", "json_schema"], self.method)
         return llm.with_structured_output(target, method=method, include_raw=True)
+
+
+_POLL_S = 0.05  # how often a waiting caller looks at its cancel event
+
+
+def _run_abandonable(
+    one: Callable[[_Prepared], BaseModel | LLMError],
+    items: list[_Prepared],
+    workers: int,
+    cancel: threading.Event | None,
+) -> list[BaseModel | LLMError]:
+    """`one` over `items` on `workers` daemon threads, in order; CallsCancelled on `cancel`.
+
+    Daemon threads rather than a ThreadPoolExecutor, whose workers the interpreter joins at
+    exit: a request abandoned by a cancel must hold up neither the build nor the process.
+    """
+    results: list[BaseModel | LLMError | BaseException | None] = [None] * len(items)
+    todo = iter(range(len(items)))
+    lock = threading.Lock()
+    left = [len(items)]
+    finished = threading.Event()
+
+    def work() -> None:
+        while not (cancel is not None and cancel.is_set()):
+            with lock:
+                index = next(todo, None)
+            if index is None:
+                return
+            try:
+                results[index] = one(items[index])
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who re-raises
+                results[index] = exc
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    finished.set()
+
+    for _ in range(workers):
+        threading.Thread(target=work, name="zhixing-llm", daemon=True).start()
+    while not finished.wait(_POLL_S if cancel is not None else None):
+        if cancel is not None and cancel.is_set():
+            raise CallsCancelled
+    out: list[BaseModel | LLMError] = []
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, LLMError):
+            raise result
+        out.append(cast(BaseModel | LLMError, result))
+    return out
 
 
 def make_client(settings: Settings, cache: LLMCache | None) -> LLMClient | None:

@@ -7,6 +7,7 @@ model as `LLM` and never imports the client, so reading a type costs no langchai
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
     from zhixing.core.llm.boundary import Rejections
     from zhixing.core.llm.prompts import Prompt
 
-__all__ = ["LLM", "StreamingLLM", "ToolCallingLLM"]
+__all__ = ["LLM", "CallsCancelled", "StreamingLLM", "ToolCallingLLM"]
+
+
+class CallsCancelled(Exception):  # noqa: N818 - a signal to the caller, not an error
+    """`call_many` was cancelled: its caller stops waiting for the requests in flight."""
 
 
 @runtime_checkable
@@ -38,8 +43,14 @@ class LLM(Protocol):
         role: Prompt,
         variables_list: Sequence[Mapping[str, object]],
         rejections: Rejections | None = None,
+        *,
+        cancel: threading.Event | None = None,
     ) -> list[BaseModel | LLMError]:
-        """Many inputs of one prompt, in parallel; each failure comes back in its place."""
+        """Many inputs of one prompt, in parallel; each failure comes back in its place.
+
+        Once `cancel` is set it raises CallsCancelled without waiting for the requests in
+        flight, and sends no more.
+        """
         ...
 
     def estimate(

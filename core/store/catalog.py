@@ -24,6 +24,7 @@ import sqlite_utils
 
 from zhixing.core.choices import BuildMode
 from zhixing.core.errors import NotFoundError, StoreError, ZhixingError
+from zhixing.core.home import private_file
 from zhixing.core.models import Chunk, KnowledgeBase, StoredDocument
 from zhixing.core.store.analysis import ANALYSIS_VERSION
 from zhixing.core.store.job_table import JobBusy, JobsMixin
@@ -47,7 +48,9 @@ CREATE TABLE IF NOT EXISTS knowledge_bases (
     embedding TEXT NOT NULL,
     dimension INTEGER NOT NULL,
     created_at REAL NOT NULL,
-    analysis INTEGER NOT NULL DEFAULT 0
+    analysis INTEGER NOT NULL DEFAULT 0,
+    created_by TEXT NOT NULL DEFAULT '',
+    filled INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS documents (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -94,6 +97,17 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 """
 
+# A knowledge base that ever held a document stays `filled`, even once every document is removed:
+# deleting it is then an admin's (docs/architecture.md §10). A failed document held no content
+# and leaves it unfilled. Made after `_migrate`, which adds the column to an older catalog.
+_FILL_TRIGGER = """
+CREATE TRIGGER IF NOT EXISTS documents_fill AFTER INSERT ON documents
+WHEN NEW.status != 'failed'
+BEGIN
+    UPDATE knowledge_bases SET filled = 1 WHERE id = NEW.kb_id AND filled = 0;
+END
+"""
+
 # Columns added to `jobs` since the first catalogs: (name, declaration) for ALTER TABLE.
 _JOB_COLUMNS = (
     ("paths", "TEXT NOT NULL DEFAULT '[]'"),
@@ -113,6 +127,7 @@ class Catalog(JobsMixin, KbRowsMixin):
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         _check_writable(path)
+        private_file(path)  # before SQLite makes it (and its -wal, -shm) by the umask
         try:
             # Autocommit mode: single statements commit at once, `transaction()` opens explicit ones.
             conn = sqlite3.connect(
@@ -138,10 +153,21 @@ class Catalog(JobsMixin, KbRowsMixin):
             self.db.execute(
                 "ALTER TABLE knowledge_bases ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0"
             )
+        if "created_by" not in columns:  # before creators were kept: nobody's, never undone
+            with self.transaction():
+                self.db.execute(
+                    "ALTER TABLE knowledge_bases ADD COLUMN created_by TEXT NOT NULL DEFAULT ''"
+                )
+                self.db.execute(
+                    "ALTER TABLE knowledge_bases ADD COLUMN filled INTEGER NOT NULL DEFAULT 0"
+                )
+                # What they held before is unknown: count each as filled (an admin deletes it).
+                self.db.execute("UPDATE knowledge_bases SET filled = 1")
         job_columns = {c.name for c in self.db["jobs"].columns}
         for name, declaration in _JOB_COLUMNS:  # jobs before they were durable: not resumable
             if name not in job_columns:
                 self.db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {declaration}")
+        self.db.execute(_FILL_TRIGGER)
 
     def close(self) -> None:
         self.db.close()
@@ -201,7 +227,10 @@ class Catalog(JobsMixin, KbRowsMixin):
         description: str = "",
         embedding: str = "builtin",
         dimension: int = 512,
+        created_by: str = "",
     ) -> KnowledgeBase:
+        """A new, empty knowledge base; `created_by` names the user who made it (an editor may
+        delete their own as long as it never held a document)."""
         name = _check_kb_name(name)
         try:
             mode = BuildMode.parse(mode).value
@@ -212,7 +241,7 @@ class Catalog(JobsMixin, KbRowsMixin):
         with self.transaction():
             self._execute(
                 "INSERT INTO knowledge_bases (name, description, tags, build_mode, embedding,"
-                " dimension, created_at, analysis) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " dimension, created_at, analysis, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     name,
                     description,
@@ -222,6 +251,7 @@ class Catalog(JobsMixin, KbRowsMixin):
                     dimension,
                     time.time(),
                     ANALYSIS_VERSION,
+                    created_by,
                 ),
             )
         return self.get_kb(name)
@@ -231,11 +261,20 @@ class Catalog(JobsMixin, KbRowsMixin):
         return _kb(rows[0]) if rows else None
 
     def get_kb(self, name: str) -> KnowledgeBase:
+        """The knowledge base `name`, or NotFoundError. The sentence names no other knowledge
+        base: the catalog does not know who asks (the service lists what the caller may see)."""
         kb = self.find_kb(name)
         if kb is None:
-            known = ", ".join(k.name for k in self.list_kbs()) or "none yet"
-            raise NotFoundError(f"There is no knowledge base named {name!r} (known: {known}).")
+            raise NotFoundError(f"There is no knowledge base named {name!r}.")
         return kb
+
+    def kb_origin(self, kb_id: int) -> tuple[str, bool]:
+        """(the user who created a knowledge base, "" when unknown; whether it ever held a
+        document)."""
+        rows = self._rows("SELECT created_by, filled FROM knowledge_bases WHERE id = ?", (kb_id,))
+        if not rows:
+            raise NotFoundError(f"There is no knowledge base with id {kb_id}.")
+        return str(rows[0]["created_by"]), bool(rows[0]["filled"])
 
     def kb_by_id(self, kb_id: int) -> KnowledgeBase:
         rows = self._rows("SELECT * FROM knowledge_bases WHERE id = ?", (kb_id,))

@@ -9,13 +9,18 @@ the model (`model`); and the clause it cites, when it cites one.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zhixing.core.audit import BUILTIN_RULES, AuditFinding, AuditResult, AuditRule, to_sarif
+from zhixing.core.audit import (
+    BUILTIN_RULES,
+    AuditFinding,
+    AuditResult,
+    AuditRule,
+    csv_text,
+    to_sarif,
+)
 from zhixing.core.errors import ZhixingError
 
 __all__ = [
@@ -40,24 +45,23 @@ def clause_of(finding: Mapping[str, Any]) -> str:
 
 
 def findings_csv(findings: Sequence[Mapping[str, Any]]) -> str:
-    """One row per finding, with a header: file, line, cwe, rule, confidence, title, clause."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for f in findings:
-        cwe = int(f.get("cwe") or 0)
-        writer.writerow(
-            [
-                f.get("file", ""),
-                f.get("line", 0),
-                f"CWE-{cwe}" if cwe else "",
-                f.get("rule") or "model",
-                f.get("confidence") or "",
-                f.get("title", ""),
-                clause_of(f),
-            ]
-        )
-    return out.getvalue()
+    """One row per finding, with a header: file, line, cwe, rule, confidence, title, clause.
+
+    A cell that a spreadsheet would run as a formula is written as text (`csv_text`)."""
+    return csv_text(CSV_COLUMNS, (_csv_row(f) for f in findings))
+
+
+def _csv_row(f: Mapping[str, Any]) -> list[object]:
+    cwe = int(f.get("cwe") or 0)
+    return [
+        f.get("file", ""),
+        f.get("line", 0),
+        f"CWE-{cwe}" if cwe else "",
+        f.get("rule") or "model",
+        f.get("confidence") or "",
+        f.get("title", ""),
+        clause_of(f),
+    ]
 
 
 def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ output reaches the model wrapped in <tool_output> tags: it is data, never instru
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 from zhixing.core.errors import ZhixingError
 from zhixing.core.task.configuration import TaskContext
 from zhixing.core.task.state import KnowledgeRef, knowledge_ref
-from zhixing.core.task.workspace import GrepHit
+from zhixing.core.task.workspace import TOOL_TIMEOUT_S, GrepHit
 from zhixing.core.trace import (
     AskEvent,
     EventSink,
@@ -195,14 +196,20 @@ class ToolBox:
         if isinstance(parsed, SearchKnowledge):
             return self._search_knowledge(parsed.query)
         ws = self._workspace()
+        # One deadline for the whole call: a grep's listing of files spends from it too.
+        deadline = time.monotonic() + TOOL_TIMEOUT_S
         if isinstance(parsed, ListFiles):
-            files = ws.list_files(parsed.glob, limit=300)
+            files = ws.list_files(parsed.glob, limit=300, deadline=deadline)
             return "\n".join(files) or "(no files match)"
         if isinstance(parsed, ReadFile):
             return ws.read_file(parsed.path, parsed.start, parsed.end, max_bytes=_OUTPUT_CHARS)
         assert isinstance(parsed, Grep)
         hits = ws.grep(
-            parsed.pattern, parsed.glob, limit=_GREP_LIMIT, ignore_case=parsed.ignore_case
+            parsed.pattern,
+            parsed.glob,
+            limit=_GREP_LIMIT,
+            ignore_case=parsed.ignore_case,
+            deadline=deadline,
         )
         return _grep_text(hits)
 

@@ -1,32 +1,32 @@
 """The task agent's workspace: an uploaded project unpacked safely, and read-only tools over it.
 
-`unpack_archive` checks every entry of a `.zip` / `.tar.gz` / `.tgz` / `.tar` before it writes
-anything (docs/architecture.md §10: path traversal, links, device files, size bombs) and extracts into a temporary
-folder that is renamed only on success. `Workspace` offers `list_files`, `read_file` and `grep`,
-all confined to its root. Refusals raise `AccessError`, missing paths `NotFoundError`, bad
-arguments `ZhixingError`; each message is one sentence.
+`unpack_archive` has a `.zip` / `.tar.gz` / `.tgz` / `.tar` checked from its raw headers and
+entry by entry, then extracted, in a child process under a memory limit (core/unpack.py,
+docs/architecture.md §10: path traversal, links, device files, size bombs, oversized headers),
+into a temporary folder that is renamed only on success. `Workspace` offers `list_files`,
+`read_file` and `grep`, all confined to its root; globs never backtrack (globs.py) and a tool
+call's deadline covers its whole call. Refusals raise `AccessError`, missing paths
+`NotFoundError`, bad arguments `ZhixingError`; each message is one sentence.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import secrets
 import shutil
-import stat
-import tarfile
 import tempfile
 import time
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, cast
 
 import regex
 
+from zhixing.core.archives import shown
 from zhixing.core.errors import AccessError, NotFoundError, ZhixingError
+from zhixing.core.task.globs import glob_matcher
+from zhixing.core.unpack import unpack_in_child
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -42,7 +42,8 @@ ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 GREP_MAX_FILE_BYTES = 2 * MiB  # bigger files are data dumps or bundles, not code worth grepping
 GREP_MAX_LINE_CHARS = 300
 MAX_PATTERN_CHARS = 500
-GREP_TIMEOUT_S = 3.0  # for one grep over the whole workspace
+TOOL_TIMEOUT_S = 3.0  # for one list_files or grep call, everything it does included
+GREP_TIMEOUT_S = TOOL_TIMEOUT_S
 _BINARY_SNIFF_BYTES = 8192
 _LINE_END = "\r\n"
 
@@ -62,16 +63,6 @@ class GrepHit:
 # --- unpacking ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Entry:
-    name: str  # as written in the archive; `path` is the checked relative posix path
-    problem: str | None  # why this kind of entry is forbidden, if it is
-    is_dir: bool
-    size: int
-    source: zipfile.ZipInfo | tarfile.TarInfo
-    path: str = ""
-
-
 def is_archive(path: Path) -> bool:
     """Return whether the file name ends with one of the supported archive suffixes."""
     return path.name.lower().endswith(ARCHIVE_SUFFIXES)
@@ -80,146 +71,36 @@ def is_archive(path: Path) -> bool:
 def unpack_archive(
     archive: Path, dest: Path, *, max_entries: int = 5000, max_bytes: int = 200 * MiB
 ) -> Workspace:
-    """Check every entry of `archive`, then extract it to `dest` (which must not exist yet)."""
+    """Check every entry of `archive`, then extract it to `dest` (which must not exist yet).
+
+    The work happens in a child process under a memory limit and a deadline (core/unpack.py);
+    here a temporary folder beside `dest` receives it and is renamed only on success. On a
+    refusal nothing is left behind.
+    """
     archive, dest = Path(archive), Path(dest)
     if not archive.is_file():
         raise NotFoundError(f"The archive {archive} does not exist.")
     if not is_archive(archive):
         raise AccessError(
-            f"{archive.name} is not a supported archive; use one of {', '.join(ARCHIVE_SUFFIXES)}."
+            f"{shown(archive.name)} is not a supported archive; use one of"
+            f" {', '.join(ARCHIVE_SUFFIXES)}."
         )
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise AccessError(f"Cannot unpack into {dest}: it already exists and is not empty.")
-    try:
-        if archive.name.lower().endswith(".zip"):
-            with zipfile.ZipFile(archive) as zf:
-                entries = _check_entries(_zip_entries(zf), archive, max_entries, max_bytes)
-                _extract(
-                    entries, dest, max_bytes, lambda e: zf.open(cast(zipfile.ZipInfo, e.source))
-                )
-        else:
-            with tarfile.open(archive, "r:*") as tf:
-                entries = _check_entries(_tar_entries(tf), archive, max_entries, max_bytes)
-                _extract(
-                    entries,
-                    dest,
-                    max_bytes,
-                    lambda e: tf.extractfile(cast(tarfile.TarInfo, e.source)),
-                )
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
-        raise AccessError(f"{archive.name} could not be unpacked: {exc}.") from exc
-    return Workspace(dest)
-
-
-def _zip_entries(zf: zipfile.ZipFile) -> Iterator[_Entry]:
-    for info in zf.infolist():
-        mode = info.external_attr >> 16  # Unix mode, when the archiver recorded one
-        problem = None
-        if stat.S_ISLNK(mode):
-            problem = "is a symbolic link"
-        elif stat.S_IFMT(mode) and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            problem = "is a device or special file"
-        elif info.flag_bits & 0x1:
-            problem = "is encrypted"
-        size = 0 if info.is_dir() else info.file_size  # declared; reading never exceeds it
-        yield _Entry(info.filename, problem, info.is_dir(), size, info)
-
-
-def _tar_entries(tf: tarfile.TarFile) -> Iterator[_Entry]:
-    for member in tf:  # lazily, so a huge member count is caught before it is all read
-        problem = None
-        if member.issym() or member.islnk():
-            problem = f"is a link to {member.linkname!r}"
-        elif not (member.isfile() or member.isdir()):
-            problem = "is a device or special file"
-        size = member.size if member.isfile() else 0
-        yield _Entry(member.name, problem, member.isdir(), size, member)
-
-
-def _check_entries(
-    raw: Iterator[_Entry],
-    archive: Path,
-    max_entries: int,
-    max_bytes: int,
-) -> list[_Entry]:
-    entries: list[_Entry] = []
-    total = 0
-    for entry in raw:
-        if len(entries) >= max_entries:
-            raise AccessError(
-                f"{archive.name} has more than {max_entries} entries; unpack a smaller project."
-            )
-        if entry.problem:
-            raise AccessError(f"{archive.name} was refused: entry {entry.name!r} {entry.problem}.")
-        path = _safe_entry_name(entry.name)
-        if path is None:
-            raise AccessError(
-                f"{archive.name} was refused: entry {entry.name!r} points outside the archive "
-                "folder (an absolute path or '..')."
-            )
-        total += entry.size
-        if total > max_bytes:
-            raise AccessError(
-                f"{archive.name} unpacks to more than {_human(max_bytes)}; unpack a smaller project."
-            )
-        entries.append(dataclasses.replace(entry, path=path))
-    return entries
-
-
-def _safe_entry_name(name: str) -> str | None:
-    """Return the entry's relative posix path, or None when it is absolute or climbs out."""
-    unified = name.replace("\\", "/")
-    if not unified.strip("/") or "\x00" in unified:
-        return None
-    if unified.startswith("/") or re.match(r"^[A-Za-z]:", unified):
-        return None
-    parts = [p for p in unified.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
-        return None
-    return "/".join(parts)
-
-
-def _extract(
-    entries: list[_Entry],
-    dest: Path,
-    max_bytes: int,
-    open_entry: Callable[[_Entry], IO[bytes] | None],
-) -> None:
+    # The folder that holds `dest` (a run's own folder) goes too if this call made it; folders
+    # above it may be shared with runs going on beside this one, and stay.
+    made = not dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", suffix=".partial", dir=dest.parent))
     try:
-        budget = max_bytes
-        root = tmp.resolve()
-        for entry in entries:
-            target = (tmp / entry.path).resolve()
-            if not _inside(target, root):  # belt and braces: names were checked already
-                raise AccessError(f"Entry {entry.name!r} resolves outside the archive folder.")
-            if entry.is_dir:
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            src = open_entry(entry)
-            if src is None:
-                raise AccessError(f"Entry {entry.name!r} could not be read.")
-            with src, open(target, "wb") as out:
-                budget -= _copy_capped(src, out, budget, entry.name)
+        unpack_in_child(archive, tmp, max_entries=max_entries, max_bytes=max_bytes)
         if dest.exists():
-            dest.rmdir()  # empty, checked by the caller; rename cannot replace it everywhere
+            dest.rmdir()  # empty, checked above; rename cannot replace it everywhere
         tmp.rename(dest)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(dest.parent if made else tmp, ignore_errors=True)
         raise
-
-
-def _copy_capped(src: IO[bytes], out: IO[bytes], budget: int, name: str) -> int:
-    """Copy and return the byte count; stop when the real size exceeds what was declared."""
-    written = 0
-    while chunk := src.read(1024 * 1024):
-        written += len(chunk)
-        if written > budget:
-            raise AccessError(f"Entry {name!r} unpacks to more than the archive declared.")
-        out.write(chunk)
-    return written
+    return Workspace(dest)
 
 
 # --- the workspace -----------------------------------------------------------------------------
@@ -242,10 +123,22 @@ class Workspace:
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
 
-    def list_files(self, glob: str = "**/*", limit: int = 500) -> list[str]:
-        """Return up to `limit` files matching `glob`, as sorted paths relative to the root."""
-        matches = _glob_matcher(glob)
-        return sorted(p for p in self._walk() if matches(p))[: max(limit, 0)]
+    def list_files(
+        self, glob: str = "**/*", limit: int = 500, *, deadline: float | None = None
+    ) -> list[str]:
+        """Return up to `limit` files matching `glob`, as sorted paths relative to the root.
+
+        A tool call passes its `deadline` (a `time.monotonic()` instant) so that walking and
+        matching stop with a sentence when it passes; the glob matcher is linear either way.
+        """
+        matches = glob_matcher(glob)
+        found = []
+        for path in self._walk():
+            if deadline is not None and time.monotonic() > deadline:
+                raise _too_slow(f"Listing {shown(glob)}", "a narrower glob")
+            if matches(path):
+                found.append(path)
+        return sorted(found)[: max(limit, 0)]
 
     def read_file(
         self, path: str, start: int = 1, end: int | None = None, max_bytes: int = 200_000
@@ -277,21 +170,33 @@ class Workspace:
         return "\n".join(out)
 
     def grep(
-        self, pattern: str, glob: str = "**/*", limit: int = 200, ignore_case: bool = False
+        self,
+        pattern: str,
+        glob: str = "**/*",
+        limit: int = 200,
+        ignore_case: bool = False,
+        *,
+        deadline: float | None = None,
     ) -> list[GrepHit]:
-        """Return up to `limit` lines matching the regular expression `pattern`, file by file."""
+        """Return up to `limit` lines matching the regular expression `pattern`, file by file.
+
+        One deadline (`TOOL_TIMEOUT_S` from now unless given) covers listing and searching.
+        """
+        if deadline is None:
+            deadline = time.monotonic() + TOOL_TIMEOUT_S
         if len(pattern) > MAX_PATTERN_CHARS:
             raise ZhixingError(f"The pattern is longer than {MAX_PATTERN_CHARS} characters.")
         try:
             compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except (regex.error, ValueError) as exc:
-            raise ZhixingError(f"{pattern!r} is not a valid regular expression: {exc}.") from exc
+            raise ZhixingError(
+                f"{shown(pattern, 60)} is not a valid regular expression: {exc}."
+            ) from exc
         hits: list[GrepHit] = []
         # The pattern may come from a model (or a document steering it): one that backtracks
         # without end is stopped by the regex module's timeout, not left to hold the server,
-        # and matches with the GIL released (), so other sessions go on meanwhile.
-        deadline = time.monotonic() + GREP_TIMEOUT_S
-        for rel in self.list_files(glob, limit=10**9):
+        # and matches with the GIL released (concurrent=True), so other sessions go on meanwhile.
+        for rel in self.list_files(glob, limit=10**9, deadline=deadline):
             path = self.root / rel
             if path.stat().st_size > GREP_MAX_FILE_BYTES or _is_binary(path):
                 continue
@@ -304,9 +209,8 @@ class Workspace:
                             raise TimeoutError
                         found = compiled.search(text, timeout=left, concurrent=True)
                     except TimeoutError:
-                        raise ZhixingError(
-                            f"The pattern {pattern[:80]!r} took longer than {GREP_TIMEOUT_S:g} s"
-                            " to search the workspace; use a simpler pattern."
+                        raise _too_slow(
+                            f"Searching for {shown(pattern, 60)}", "a simpler pattern"
                         ) from None
                     if found:
                         hits.append(GrepHit(rel, number, text.strip()[:GREP_MAX_LINE_CHARS]))
@@ -352,38 +256,16 @@ def open_workspace(path: Path, runs_dir: Path) -> Workspace:
         raise NotFoundError(f"The workspace {path} does not exist.")
     if not is_archive(path):
         raise AccessError(
-            f"{path.name} is neither a folder nor a {', '.join(ARCHIVE_SUFFIXES)} archive."
+            f"{shown(path.name)} is neither a folder nor a {', '.join(ARCHIVE_SUFFIXES)} archive."
         )
     run_name = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-    return unpack_archive(path, Path(runs_dir) / run_name / "workspace")
+    return unpack_archive(path, Path(runs_dir) / run_name / "workspace")  # removes it if refused
 
 
-def _glob_matcher(glob: str) -> Callable[[str], bool]:
-    """Compile a glob: `**` crosses folders, `*` and `?` do not; no `/` means "any folder"."""
-    unified = glob.replace("\\", "/").strip() or "**/*"
-    if unified.startswith("/") or ".." in unified.split("/"):
-        raise AccessError(f"The glob {glob!r} must stay inside the workspace.")
-    if "/" not in unified:
-        unified = "**/" + unified
-    expr = ""
-    i = 0
-    while i < len(unified):
-        if unified.startswith("**/", i):
-            expr, i = expr + "(?:.*/)?", i + 3
-        elif unified.startswith("**", i):
-            expr, i = expr + ".*", i + 2
-        elif unified[i] == "*":
-            expr, i = expr + "[^/]*", i + 1
-        elif unified[i] == "?":
-            expr, i = expr + "[^/]", i + 1
-        else:
-            expr, i = expr + re.escape(unified[i]), i + 1
-    compiled = re.compile(expr + r"\Z")
-    return lambda rel: compiled.match(rel) is not None
-
-
-def _human(n: int) -> str:
-    return f"{n / MiB:g} MiB" if n >= MiB else f"{n} bytes"
+def _too_slow(what: str, instead: str) -> ZhixingError:
+    return ZhixingError(
+        f"{what} took longer than {TOOL_TIMEOUT_S:g} s over the workspace; use {instead}."
+    )
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -1,0 +1,239 @@
+"""Cancel within seconds, at any stage (issue 33), through the service's background jobs: a
+build cancelled while a slow LLM endpoint enriches its chunks, or while its chunks are
+embedded, ends `cancelled` in seconds with a consistent knowledge base (whole documents only,
+a vector for every chunk of them), says what it kept and what it left, is audited, and a
+resume finishes it into the knowledge base a build without cancel makes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from tests.fake_openai import FakeOpenAI
+from tests.fakes import HashEmbedder
+from zhixing.core.build.background import BuildJobs, JobView
+from zhixing.core.config import Settings
+from zhixing.core.service import KnowledgeService
+
+CANCEL_WITHIN_S = 10.0
+RULES = ("checks", "logs", "signs", "limits", "validates", "audits")
+
+
+def document(i: int, sections: int = 3) -> bytes:
+    """A small Markdown document of a few chunks (with `chunk_units` 80)."""
+    body = "".join(
+        f"## Rule {i}.{s}\n\n"
+        + " ".join(f"Service {i} {verb} request {s} before it is served." for verb in RULES)
+        + "\n\n"
+        for s in range(sections)
+    )
+    return f"# Policy {i}\n\n{body}".encode()
+
+
+UPLOADS = [(f"policy-{i}.md", document(i)) for i in range(8)]
+
+
+class SlowEmbedder(HashEmbedder):
+    """A CPU model's pace: each call takes `delay_s`; the build embeds `batch_size` at a step."""
+
+    batch_size = 8
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__()
+        self.delay_s = delay_s
+        self.calls = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        time.sleep(self.delay_s)
+        return super().embed(texts)
+
+
+def wait_for(test, what: str, timeout_s: float = 60) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout_s
+    while not test():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def cancel_and_time(svc: KnowledgeService, job: JobView) -> tuple[JobView, float]:
+    """Cancel through the service; return the ended job and the seconds it took to end."""
+    started = time.monotonic()
+    svc.cancel_job(job.id)
+    wait_for(lambda: not svc.job(job.id).running, "the job to end", CANCEL_WITHIN_S + 5)
+    took = time.monotonic() - started
+    view = svc.job(job.id)
+    assert view is not None
+    return view, took
+
+
+def assert_consistent(svc: KnowledgeService, name: str) -> tuple[int, int]:
+    """No document `indexed` without every vector, no vector of a half-built document: return
+    (documents, chunks)."""
+    kb = svc.kb(name)
+    docs = svc.documents(name)
+    assert {d.status for d in docs} <= {"indexed"}, [(d.source, d.status) for d in docs]
+    chunks = sum(d.chunks for d in docs)
+    assert svc._vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
+    return len(docs), chunks
+
+
+def reference(svc: KnowledgeService, mode: str) -> tuple[int, int]:
+    """The same uploads built without a cancel, into a knowledge base of their own."""
+    svc.create_kb("reference", mode=mode)
+    view = svc.start_build("reference", UPLOADS)
+    wait_for(lambda: not svc.job(view.id).running, "the reference build", 120)
+    assert svc.job(view.id).state == "done"
+    return assert_consistent(svc, "reference")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(latency_s=0.6) as server:
+        yield server
+
+
+def test_a_cancel_during_enrichment_abandons_the_model_calls_and_a_resume_finishes(
+    tmp_path, fake
+) -> None:
+    settings = Settings(
+        home=tmp_path / "home",
+        parse_workers=1,
+        openai_base_url=fake.url,
+        openai_api_key="sk-test",
+        llm_concurrency=2,
+        chunk_units=80,
+        chunk_overlap_units=8,
+    )
+    with KnowledgeService(settings, embedder=HashEmbedder(), jobs=BuildJobs()) as svc:
+        svc.create_kb("kb", mode="index")
+        job = svc.start_build("kb", UPLOADS)
+        wait_for(lambda: fake.chat_count >= 2, "the first model calls")
+        view, took = cancel_and_time(svc, job)
+        sent = fake.chat_count
+        assert view.state == "cancelled", view.log[-3:]
+        assert took < CANCEL_WITHIN_S, f"the cancel took {took:.1f} s"
+        report = view.report
+        assert report is not None and report.cancelled and report.left == len(UPLOADS)
+        assert report.indexed == 0 and view.log[-1].stage == "cancelled"
+        assert assert_consistent(svc, "kb") == (0, 0)
+        time.sleep(1.0)  # the abandoned requests end; no new one is sent
+        assert fake.chat_count == sent
+        # The cancel is audited: who, which knowledge base, which job.
+        [entry] = [e for e in svc.audit_log() if e.action == "build.cancel"]
+        assert entry.target == "kb" and entry.detail["job"] == job.id
+        # The uploads stayed for the resume, which finishes the build.
+        fake.latency_s = 0.0
+        resumed = svc.resume_job(job.id)
+        wait_for(lambda: not svc.job(resumed.id).running, "the resumed build", 120)
+        assert svc.job(resumed.id).state == "done" and svc.job(job.id) is None
+        assert assert_consistent(svc, "kb") == reference(svc, "index")
+        print(f"\ncancel during enrichment took {took:.2f} s")
+
+
+def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents(
+    tmp_path,
+) -> None:
+    embedder = SlowEmbedder(delay_s=0.15)
+    settings = Settings(
+        home=tmp_path / "home",
+        parse_workers=1,
+        embed_batch=8,
+        chunk_units=80,
+        chunk_overlap_units=8,
+    )
+    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
+        svc.create_kb("kb", mode="index")
+        job = svc.start_build("kb", UPLOADS)
+        wait_for(lambda: (svc.job(job.id).chunks or 0) >= 8, "the first batch written")
+        embedder.delay_s = 1.0  # a slow step is in hand when the cancel comes
+        wait_for(lambda: embedder.calls >= 2, "a step in hand")
+        view, took = cancel_and_time(svc, job)
+        assert view.state == "cancelled" and took < CANCEL_WITHIN_S, (view.state, took)
+        report = view.report
+        assert report is not None and 0 < report.indexed < len(UPLOADS)
+        assert report.left == len(UPLOADS) - report.indexed
+        docs, chunks = assert_consistent(svc, "kb")
+        assert docs == report.indexed and chunks == report.chunks
+        calls = embedder.calls
+        time.sleep(1.2)
+        assert embedder.calls <= calls + 1  # the step in hand at most; no new one
+        embedder.delay_s = 0.0
+        resumed = svc.resume_job(job.id)
+        wait_for(lambda: not svc.job(resumed.id).running, "the resumed build", 120)
+        final = svc.job(resumed.id)
+        assert final.state == "done" and len(final.report.skipped) == report.indexed
+        assert assert_consistent(svc, "kb") == reference(svc, "index")
+        print(f"\ncancel during embedding took {took:.2f} s")
+
+
+def test_a_cancelled_build_is_resumed_by_the_command_line_resume(tmp_path) -> None:
+    embedder = SlowEmbedder(delay_s=0.1)
+    settings = Settings(
+        home=tmp_path / "home",
+        parse_workers=1,
+        embed_batch=8,
+        chunk_units=80,
+        chunk_overlap_units=8,
+    )
+    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
+        svc.create_kb("kb", mode="index")
+        job = svc.start_build("kb", UPLOADS)
+        wait_for(lambda: (svc.job(job.id).chunks or 0) >= 8, "the first batch written")
+        view, _ = cancel_and_time(svc, job)
+        assert view.state == "cancelled" and view.report.left
+        embedder.delay_s = 0.0
+        # What `zhixing resume` runs: interrupted builds and what cancelled ones left.
+        [report] = svc.resume_interrupted("kb", cancelled=True)
+        assert not report.cancelled and report.ok
+        assert svc.resume_interrupted("kb", cancelled=True) == []
+        assert assert_consistent(svc, "kb") == reference(svc, "index")
+
+
+def test_a_cancel_stops_a_pdf_parse_by_killing_its_worker_processes(tmp_path, monkeypatch):
+    """A PDF parser that never ends (a hostile file) is killed by the cancel, not waited for."""
+    import sys
+
+    from zhixing.core.ingest import pdf
+
+    # A worker that hangs: the seam tests use for the parser's command line.
+    monkeypatch.setattr(
+        pdf, "_worker_command", lambda: [sys.executable, "-c", "import time; time.sleep(60)"]
+    )
+    sample = tmp_path / "slow.pdf"
+    sample.write_bytes(_one_page_pdf())
+    settings = Settings(home=tmp_path / "home", parse_workers=1)
+    with KnowledgeService(settings, embedder=HashEmbedder(), jobs=BuildJobs()) as svc:
+        svc.create_kb("kb", mode="index")
+        cancel = threading.Event()
+        outcome: list[object] = []
+        build = threading.Thread(
+            target=lambda: outcome.append(svc.add("kb", [sample], cancel=cancel)), daemon=True
+        )
+        build.start()
+        time.sleep(1.0)  # the worker is started and hangs
+        started = time.monotonic()
+        cancel.set()
+        build.join(CANCEL_WITHIN_S)
+        took = time.monotonic() - started
+        assert not build.is_alive() and took < 3, f"the parse went on {took:.1f} s"
+        [report] = outcome
+        assert report.cancelled and report.left == 1 and not report.failed  # type: ignore[attr-defined]
+        assert svc.documents("kb") == []
+        print(f"\ncancel during a PDF parse took {took:.2f} s")
+
+
+def _one_page_pdf() -> bytes:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument.new()
+    document.new_page(200, 200)
+    import io
+
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
