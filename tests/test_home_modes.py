@@ -14,14 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.command import zx
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.process
 
 DOC = "# Vault\n\nThe vault key rotates weekly. Passwords are hashed with bcrypt.\n"
 
-# A library host (a LangChain app, Studio) that opens the home under its own umask 022: a
-# conversation (conversations.sqlite), saved settings, a staged upload and a task workspace.
+# A library host (a LangChain app, Studio) that opens the home under its own umask 022: a user
+# (a password hash in catalog.db), a conversation (conversations.sqlite), saved settings, a
+# staged upload and a task workspace. In one process: each `zhixing` process costs seconds.
 LIBRARY = """
 import sys, time
 from pathlib import Path
@@ -30,6 +33,7 @@ from zhixing.core.service import KnowledgeService
 
 home = Path(sys.argv[1])
 with KnowledgeService(Settings(home=home)) as svc:
+    svc.add_user("alice", "viewer", "a long password")
     talk = svc.new_conversation()
     svc.ask("How often does the vault key rotate?", ["vault"], conversation=talk.id)
     svc.save_settings({"ZHIXING_CHAT_MODEL": "qwen2.5"})
@@ -45,13 +49,12 @@ def _env(home: Path) -> dict[str, str]:
     return {**env, "ZHIXING_HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _run(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`args` in a real process started with umask 022, as a user's shell starts it."""
     ran = subprocess.run(
         args,
         cwd=ROOT,
         env=_env(home),
-        input=stdin,
         text=True,
         capture_output=True,
         timeout=300,
@@ -62,8 +65,8 @@ def _run(home: Path, *args: str, stdin: str | None = None) -> subprocess.Complet
     return ran
 
 
-def _zhixing(home: Path, *args: str, stdin: str | None = None) -> None:
-    _run(home, sys.executable, "-m", "zhixing.cli.main", *args, stdin=stdin)
+def _zhixing(home: Path, *args: str) -> None:
+    _run(home, sys.executable, "-m", "zhixing.cli.main", *args)
 
 
 def _loose(home: Path) -> list[str]:
@@ -91,18 +94,6 @@ def test_a_home_made_under_umask_022_is_readable_by_its_owner_only(tmp_path: Pat
     workspace.write_bytes(_workspace_zip())
     _zhixing(home, "kb", "create", "vault")
     _zhixing(home, "add", "vault", str(doc))
-    _zhixing(
-        home,
-        "user",
-        "add",
-        "alice",
-        "--role",
-        "viewer",
-        "--password-stdin",
-        stdin="a long password\n",
-    )
-    _zhixing(home, "search", "vault", "bcrypt")
-    _zhixing(home, "ask", "vault", "How often does the vault key rotate?")
     _zhixing(home, "run", "vault", "Which hash stores passwords?", "--workspace", str(workspace))
     _zhixing(home, "export", "vault", str(home / "vault-backup.zip"))  # an export into the home
     _run(home, sys.executable, "-c", LIBRARY, str(home), str(workspace))
@@ -126,8 +117,8 @@ def test_an_existing_home_left_0755_and_0644_is_tightened_when_it_is_opened(tmp_
     home = tmp_path / "home"
     doc = tmp_path / "vault.md"
     doc.write_text(DOC, encoding="utf-8")
-    _zhixing(home, "kb", "create", "vault")
-    _zhixing(home, "add", "vault", str(doc))
+    zx(home, "kb", "create", "vault")  # made in this process: only the reopening must be real
+    zx(home, "add", "vault", str(doc))
     for path in [home, *home.rglob("*")]:  # as an older Zhixing left it under umask 022
         path.chmod(0o755 if path.is_dir() else 0o644)
     assert len(_loose(home)) > 5

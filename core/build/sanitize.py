@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from zhixing.core.llm.schemas import (
+    ENTITY_TYPES,
     ChunkKnowledge,
     ExtractedEntity,
     ExtractedRelation,
@@ -22,22 +23,38 @@ from zhixing.core.text.entity_names import normalize_entity_name
 
 __all__ = ["ENTITY_TYPES", "clean_knowledge"]
 
-ENTITY_TYPES = frozenset(
-    [
-        "concept",
-        "vulnerability",
+# Types a model writes for the vocabulary's own (core/llm/schemas.py ENTITY_TYPES): Chinese
+# names and common English near-synonyms. Anything else becomes "other", so a graph has at most
+# len(ENTITY_TYPES) types however the model names them.
+_TYPE_SYNONYMS = {
+    **dict.fromkeys(["概念", "基本概念", "术语", "term", "principle"], "concept"),
+    **dict.fromkeys(["漏洞", "安全漏洞", "攻击", "attack", "threat"], "vulnerability"),
+    **dict.fromkeys(["弱点", "缺陷", "cwe"], "weakness"),
+    **dict.fromkeys(
+        [
+            "控制",
+            "控制措施",
+            "措施",
+            "安全措施",
+            "要求",
+            "requirement",
+            "countermeasure",
+            "mitigation",
+        ],
         "control",
-        "standard",
-        "clause",
-        "weakness",
+    ),
+    **dict.fromkeys(["标准", "规范", "specification"], "standard"),
+    **dict.fromkeys(["条款", "章节", "section"], "clause"),
+    **dict.fromkeys(
+        ["技术", "协议", "算法", "protocol", "algorithm", "language", "framework", "library"],
         "technology",
-        "product",
-        "organization",
-        "person",
-        "artifact",
-        "other",
-    ]
-)
+    ),
+    **dict.fromkeys(["产品", "工具", "软件", "software", "tool"], "product"),
+    **dict.fromkeys(["组织", "机构", "company", "organisation"], "organization"),
+    **dict.fromkeys(["人物", "人", "people"], "person"),
+    **dict.fromkeys(["文件", "文档", "document", "file"], "artifact"),
+    "其他": "other",
+}
 # Bounds on one chunk's knowledge: a chunk is at most a few hundred words, so anything past
 # these is a model repeating itself or dumping text into a field.
 MAX_QUESTIONS = 20
@@ -99,13 +116,17 @@ def _repair_range(start: int, end: int, lines: int) -> tuple[int, int]:
 
 
 def _entity_type(value: str, rejected: list[str]) -> str:
+    """The vocabulary's type for what the model wrote; "other" for anything it cannot name."""
     type_ = "_".join(_flat(value).lower().split()) or "concept"
     if type_ in ENTITY_TYPES:
         return type_
-    if len(type_) > MAX_TYPE_CHARS or not _SLUG.match(type_):
-        rejected.append("unreadable entity type (made 'other')")
-        return "other"
-    return type_  # a type of the model's own ("protocol"), kept as a short slug
+    singular = type_.removesuffix("s")
+    mapped = _TYPE_SYNONYMS.get(type_) or _TYPE_SYNONYMS.get(singular)
+    if mapped is None and singular in ENTITY_TYPES:
+        mapped = singular
+    if mapped is None:
+        rejected.append("entity type outside the vocabulary (made 'other')")
+    return mapped or "other"
 
 
 def _entities(items: list[ExtractedEntity], rejected: list[str]) -> list[ExtractedEntity]:
