@@ -9,7 +9,7 @@ HOST ?= 0.0.0.0
 # `zhixing` process a test starts compiles the project, and pytest rewrites each test file, again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install run serve serve-team test test-fast lint format bench clean
+.PHONY: install run serve serve-team test test-fast real-model test-real lint format bench bench-llm clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
@@ -59,14 +59,25 @@ test: install
 	$(BIN)/ruff format --check .
 	@$(BIN)/mypy > $(VENV)/mypy.out 2>&1 & mypy=$$!; \
 	echo "$(BIN)/mypy (beside the tests; its report follows them)"; \
-	echo "$(BIN)/pytest $(XDIST)"; $(BIN)/pytest $(XDIST); tests=$$?; \
+	echo "$(BIN)/pytest $(XDIST) -m 'not real_llm'"; $(BIN)/pytest $(XDIST) -m "not real_llm"; tests=$$?; \
 	wait $$mypy; typed=$$?; echo "$(BIN)/mypy:"; cat $(VENV)/mypy.out; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 # The unit and page tests only: no browser, no `zhixing` processes, nothing slow (< 90 s).
 test-fast: install
 	$(BIN)/ruff check .
-	$(BIN)/pytest $(XDIST) -m "not browser and not process and not slow"
+	$(BIN)/pytest $(XDIST) -m "not browser and not process and not slow and not real_llm"
+
+# The real model (issue 34): llama.cpp's llama-server built from source and
+# Qwen2.5-Coder-0.5B-Instruct fetched and hash-checked, cached once per machine under
+# $${XDG_CACHE_HOME:-~/.cache}/zhixing/llama (the first build takes 10-20 minutes on two cores).
+real-model: install
+	$(BIN)/python tests/real_model_setup.py
+
+# The LLM path end to end on that model (tests/test_real_llm.py), one test at a time: the
+# server has one slot on one thread. Skipped without the model, except under CI=true.
+test-real: install
+	$(BIN)/pytest -p no:xdist -m real_llm -s tests/test_real_llm.py
 
 lint: install
 	$(BIN)/ruff check --fix .
@@ -74,6 +85,10 @@ lint: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_build.py
+
+# The real model beside offline on the shared eval sets (needs `make real-model`).
+bench-llm: real-model
+	$(BIN)/python benchmarks/bench_llm.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -70,6 +70,9 @@ def render_answer(answer: Mapping[str, Any], *, hits: Sequence[Hit] = ()) -> Non
         st.info(text)
     else:
         st.markdown(text)
+    note = answer.get("note")
+    if note:  # a model's reply was set aside for the hits' own sentences: say so
+        st.caption(T.ANSWER_NOTES.get(note, note))
     render_citations(answer.get("citations", []), hits)
 
 

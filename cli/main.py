@@ -333,7 +333,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
                 f"LLM estimate: {llm.calls} calls ({llm.cached} cached) for "
                 f"{estimate.chunks} chunks, ~{llm.prompt_tokens:,} prompt + "
                 f"~{llm.completion_tokens:,} completion tokens on {llm.model}, "
-                f"{llm.concurrency} at a time.",
+                f"{llm.concurrency} at a time, {_duration(llm.seconds)} of model time.",
                 file=sys.stderr,
             )
         report = svc.add(args.name, args.paths, on_event=_Progress())

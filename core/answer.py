@@ -2,9 +2,10 @@
 
 With an LLM, one call of the `grounded_answer` role writes the answer and this module checks it:
 citations to hits that do not exist are dropped, the rest are renumbered 1..k in order of first
-use. Without one (or when the model's output is unusable), the answer is extractive: the hits'
-sentences that best cover the question's key terms, grouped by aspect. Either way, hits that do
-not contain the answer give exactly `NOT_FOUND_ZH` or `NOT_FOUND_EN`, by the question's language.
+use. Without one (or when the model's output is unusable, or the model says not-found while
+the hits' own sentences answer), the answer is extractive: the hits' sentences that best cover
+the question's key terms, grouped by aspect, marked in `Answer.note` when a model was set aside.
+Either way, hits that do not contain the answer give exactly `NOT_FOUND_ZH` or `NOT_FOUND_EN`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from zhixing.core.errors import LLMError, LLMOutputError
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "NOT_FOUND_EN",
     "NOT_FOUND_ZH",
+    "NOTE_MODEL_NOT_FOUND",
+    "NOTE_UNUSABLE",
     "Answer",
     "Citation",
     "grounded_answer",
@@ -43,6 +46,9 @@ __all__ = [
 
 NOT_FOUND_ZH = "未在知识库中找到相关信息"
 NOT_FOUND_EN = "No relevant information was found in the knowledge base."
+# Why an answer with a model is extractive all the same (Answer.note).
+NOTE_MODEL_NOT_FOUND = "extractive: the model found nothing"
+NOTE_UNUSABLE = "extractive: the model's answer was unusable"
 
 MAX_SENTENCES = 6
 # The share of the question's key terms the chosen sentences must cover: strictly more than
@@ -88,6 +94,10 @@ class Answer:
     answer: str
     found: bool
     citations: tuple[Citation, ...] = ()
+    # Who wrote it: "llm", or "extractive" (offline, or in place of a model's unusable or
+    # not-found reply); `note` says why the model's reply was set aside, "" when it was not.
+    method: str = "extractive"
+    note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """Return the answer as plain JSON-ready data."""
@@ -95,6 +105,8 @@ class Answer:
             "answer": self.answer,
             "found": self.found,
             "citations": [asdict(c) for c in self.citations],
+            "method": self.method,
+            "note": self.note,
         }
 
 
@@ -136,14 +148,27 @@ def grounded_answer(
     """
     if not hits:
         return not_found(question)
-    if llm is not None:
-        try:
-            return _llm_answer(question, hits, llm, max_citations, on_text)
-        except LLMError as exc:
-            # A reply in the wrong shape twice, an answer with no text or no valid citation,
-            # or an endpoint that failed: the extractive answer still works.
-            log.info("The grounded answer falls back to the extractive one: %s", exc)
-    return _extractive_answer(question, hits, aspects, max_citations)
+    if llm is None:
+        return _extractive_answer(question, hits, aspects, max_citations)
+    try:
+        answer = _llm_answer(question, hits, llm, max_citations, on_text)
+    except LLMError as exc:
+        # A reply in the wrong shape twice, an answer with no text or no valid citation,
+        # or an endpoint that failed: the extractive answer still works.
+        log.info("The grounded answer falls back to the extractive one: %s", exc)
+        return replace(
+            _extractive_answer(question, hits, aspects, max_citations),
+            note=NOTE_UNUSABLE,
+        )
+    if answer.found:
+        return answer
+    # The model adds, never subtracts: its not-found does not outweigh hits whose own
+    # sentences answer the question (a weak model under a grammar says not-found early).
+    extractive = _extractive_answer(question, hits, aspects, max_citations)
+    if extractive.found:
+        log.info("The model found nothing; the extractive answer cites the hits instead.")
+        return replace(extractive, note=NOTE_MODEL_NOT_FOUND)
+    return answer
 
 
 # --- extractive answer ----------------------------------------------------------------------
@@ -396,6 +421,8 @@ class _LiveAnswer:
         text = partial.get("answer")
         if partial.get("found") is False or not isinstance(text, str):
             return
+        if any(sentence.startswith(text.strip()) for sentence in (NOT_FOUND_ZH, NOT_FOUND_EN)):
+            return  # the not-found sentence being written: the final answer decides what shows
         opened = text.rfind("[")
         if opened > text.rfind("]"):
             text = text[:opened]
@@ -452,8 +479,10 @@ def _llm_answer(
     else:
         reply = llm.call(role, variables)
     assert isinstance(reply, GroundedAnswer)
-    if not reply.found:
-        return not_found(question)
+    if not reply.found or _says_not_found(reply.answer):
+        # found=true over the not-found sentence is still a not-found (a weak model writes
+        # the answer field first, as the schema asks, and then the verdict it was told to).
+        return replace(not_found(question), method="llm")
     if not reply.answer.strip() or len(reply.answer) > _MAX_ANSWER_CHARS:
         raise LLMOutputError("The model said it found the answer but gave no usable text.")
     valid = range(1, len(hits) + 1)
@@ -476,7 +505,13 @@ def _llm_answer(
     citations = tuple(
         _citation(renumber[old], hits[old - 1], _excerpt(hits[old - 1].text)) for old in order
     )
-    return Answer(text, True, citations)
+    return Answer(text, True, citations, method="llm")
+
+
+def _says_not_found(text: str) -> bool:
+    """Whether an answer is the not-found sentence, whatever markers or stops surround it."""
+    bare = _MARKER.sub("", text).strip().rstrip("。.").casefold()
+    return bare in {NOT_FOUND_ZH.rstrip("。.").casefold(), NOT_FOUND_EN.rstrip("。.").casefold()}
 
 
 def _excerpt(text: str) -> str:

@@ -111,6 +111,7 @@ def cost_text(cost: BuildEstimate | None) -> str:
         calls=llm.calls,
         cached=llm.cached,
         tokens=f"{llm.prompt_tokens + llm.completion_tokens:,}",
+        time=duration_text(llm.seconds),
     )
     roles = llm.by_role
     if roles.get("same_entity") or roles.get("summarize_description"):

@@ -180,7 +180,13 @@ class FakeOpenAI:
         stream_piece: int = 8,
         stream_delay_s: float = 0.0,
         embedding_latency_s: float | None = None,
+        slots: int | None = None,
     ) -> None:
+        # slots: serve that many chat requests at once and queue the rest, as a one-slot
+        # llama-server does, and report it on GET /props as `total_slots` (None: no /props).
+        self.slots = slots
+        self._slot_gate = threading.BoundedSemaphore(slots) if slots else None
+        self.generated = 0  # chat replies the server generated (a re-sent request counts twice)
         self.stream_piece = stream_piece
         self.stream_delay_s = stream_delay_s
         self.responder: Responder = responder or default_responder
@@ -372,7 +378,22 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
             pass  # keep test output clean
 
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            if self.path.split("?", 1)[0] == "/props" and fake.slots:
+                self._send(200, {"total_slots": fake.slots})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            if fake._slot_gate is not None and self.path.startswith("/v1/chat"):
+                with fake._slot_gate:  # queued here, as a busy server queues
+                    self._post()
+                    with fake._lock:
+                        fake.generated += 1
+            else:
+                self._post()
+
+        def _post(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")

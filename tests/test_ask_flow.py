@@ -106,7 +106,7 @@ def test_a_run_with_nothing_left_to_ask_answers_before_max_rounds() -> None:
 def test_to_json_has_exactly_the_ask_json_shape() -> None:
     ctx = AgentContext(retrieve=scripted_retrieve([]), answer=FakeAnswerer())
     out = run_agentic("What is password storage?", ctx).to_json()
-    assert list(out) == ["answer", "found", "citations", "rounds"]
+    assert list(out) == ["answer", "found", "citations", "method", "note", "rounds"]
     assert list(out["citations"][0]) == ["n", "chunk_id", "document", "page", "text"]
     assert out["rounds"] == [
         {

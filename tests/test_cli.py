@@ -247,7 +247,7 @@ def test_search_summary_and_ask_answer_with_citations_or_say_not_found(home, not
 
     asked = zx(home, "ask", "web", "How is cross-site request forgery prevented?", "--json")
     result = json.loads(asked.stdout)
-    assert set(result) == {"answer", "found", "citations", "rounds"}
+    assert set(result) == {"answer", "found", "citations", "method", "note", "rounds"}
     assert result["found"] is True and result["citations"][0]["document"] == "csrf.txt"
     assert set(result["rounds"][0]) == {
         "round",

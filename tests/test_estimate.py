@@ -9,6 +9,7 @@ so a graph build confirms merges (`same_entity`) and summarizes long description
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -151,3 +152,22 @@ def test_an_index_estimate_has_no_graph_calls(tmp_path, svc):
     assert llm.calls == estimate.chunks == llm.by_role["chunk_knowledge"] == 12
     assert llm.by_role["same_entity"] == llm.by_role["summarize_description"] == 0
     assert llm.basis == "none"
+
+
+def test_the_estimate_gives_the_model_time_at_the_rate_measured_on_the_endpoint(tmp_path, embedder):
+    # One slot, 0.1 s a reply: the estimate's time comes from the calls already answered.
+    with FakeOpenAI(contextual, latency_s=0.1, slots=1) as fake:
+        settings = Settings(
+            home=tmp_path / "home", openai_base_url=fake.url, embed_batch=32, parse_workers=1
+        )
+        with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as svc:
+            svc.create_kb("kb", mode="graph")
+            first = svc.estimate("kb", [_pages(tmp_path / "first.jsonl", range(6))])
+            assert first.llm.seconds > 0  # before any call: the slow default rate
+            assert svc.add("kb", [_pages(tmp_path / "first.jsonl", range(6))]).ok
+            more = _pages(tmp_path / "second.jsonl", range(6, 14))
+            estimate = svc.estimate("kb", [more])
+            started = time.monotonic()
+            assert svc.add("kb", [more]).ok
+            took = time.monotonic() - started
+    assert took / 2 <= estimate.llm.seconds <= took * 2, (estimate.llm, took)

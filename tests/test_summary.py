@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from tests.fake_openai import FakeOpenAI, _schema_of
 from zhixing.core.answer import (
     NOT_FOUND_EN,
     NOT_FOUND_ZH,
+    NOTE_MODEL_NOT_FOUND,
+    NOTE_UNUSABLE,
     Answer,
     grounded_answer,
     grounded_answer_variables,
@@ -89,6 +92,8 @@ def test_not_found_says_the_exact_sentence_in_the_question_language() -> None:
         "answer": NOT_FOUND_EN,
         "found": False,
         "citations": [],
+        "method": "extractive",
+        "note": "",
     }
 
 
@@ -276,15 +281,32 @@ def test_an_ungrounded_llm_answer_falls_back_to_the_extractive_one(
 ) -> None:
     llm = client(fake, lambda _: reply)
     answer = grounded_answer(EN_QUESTION, EN_HITS, llm=llm)
-    assert answer == grounded_answer(EN_QUESTION, EN_HITS) and answer.found
+    offline = grounded_answer(EN_QUESTION, EN_HITS)
+    assert answer == replace(offline, note=NOTE_UNUSABLE) and answer.found
     assert fake.chat_count == 1
 
 
-def test_llm_found_false_gives_the_exact_sentence(fake: FakeOpenAI) -> None:
+def test_llm_found_false_on_hits_that_answer_gives_the_extractive_answer_marked(
+    fake: FakeOpenAI,
+) -> None:
     llm = client(fake, lambda _: {"found": False, "answer": "The hits do not say.", "cited": [1]})
     answer = grounded_answer(ZH_QUESTION, ZH_HITS, llm=llm)
-    assert answer == Answer(NOT_FOUND_ZH, False, ())
+    assert answer == replace(grounded_answer(ZH_QUESTION, ZH_HITS), note=NOTE_MODEL_NOT_FOUND)
+    assert answer.found and answer.method == "extractive"
     assert fake.chat_count == 1
+
+
+def test_llm_found_false_on_hits_that_do_not_answer_gives_the_exact_sentence(
+    fake: FakeOpenAI,
+) -> None:
+    unrelated = [
+        hit(1, "Java 应用应使用参数化查询防止 SQL 注入。"),
+        hit(2, "密码应使用加盐哈希存储。"),
+    ]
+    llm = client(fake, lambda _: {"found": False, "answer": NOT_FOUND_ZH, "cited": []})
+    answer = grounded_answer(ZH_QUESTION, unrelated, llm=llm)
+    assert (answer.answer, answer.found, answer.citations) == (NOT_FOUND_ZH, False, ())
+    assert answer.method == "llm"
 
 
 def test_empty_hits_skip_the_llm(fake: FakeOpenAI) -> None:
@@ -297,5 +319,11 @@ def test_malformed_llm_output_twice_falls_back_to_the_offline_answer(fake: FakeO
     llm = client(fake, lambda _: {"found": True, "answer": "unused [1]", "cited": [1]})
     fake.fail("malformed", "malformed")
     answer = grounded_answer(EN_QUESTION, EN_HITS, llm=llm)
-    assert answer == grounded_answer(EN_QUESTION, EN_HITS)
+    assert answer == replace(grounded_answer(EN_QUESTION, EN_HITS), note=NOTE_UNUSABLE)
     assert answer.found and fake.chat_count == 2  # the request and its one repair
+
+
+def test_found_true_over_the_not_found_sentence_is_read_as_not_found(fake: FakeOpenAI) -> None:
+    llm = client(fake, lambda _: {"answer": f"{NOT_FOUND_ZH} [1]", "cited": [1], "found": True})
+    answer = grounded_answer(ZH_QUESTION, ZH_HITS, llm=llm)
+    assert answer == replace(grounded_answer(ZH_QUESTION, ZH_HITS), note=NOTE_MODEL_NOT_FOUND)

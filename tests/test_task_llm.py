@@ -217,8 +217,9 @@ def test_the_model_reviews_each_candidate_with_its_code_and_clause_and_may_rejec
     assert nodes.index("budget") == 0 and budget["parts"]["confirmations"] == 30
     assert budget["calls"] == sum(budget["parts"].values())
     assert 0 < _reviews(model) <= 30
-    assert not any("FileController" in f.file for f in result.findings)  # rejected: dropped
-    flows = [f for f in result.findings if f.rule.startswith("zhixing.")]
+    rejected = [f for f in result.findings if "FileController" in f.file]
+    assert rejected and all(f.disagreed == "The name is checked." for f in rejected)  # kept
+    flows = [f for f in result.findings if f.rule.startswith("zhixing.") and not f.disagreed]
     assert flows and all(f.confirmed for f in flows)
     assert all(f.note == "Request data reaches the sink unchanged." for f in flows)
     xss = next(p for p in prompts if "SearchController.java:29" in p)

@@ -19,7 +19,9 @@ class ZH:
     MODE_GRAPH_HELP = "为每块生成问题索引，并抽取实体与关系，建成可在「图谱」页浏览的知识图谱。"
     MODE_INDEX_HELP = "只为每块生成问题索引，构建更快、更省调用；没有实体图谱。"
     MODE_OFFLINE_COST = "离线模式：使用内置启发式方法，0 次大模型调用。"
-    MODE_ONLINE_COST = "约 {calls} 次大模型调用（其中 {cached} 次已缓存），约 {tokens} tokens。"
+    MODE_ONLINE_COST = (
+        "约 {calls} 次大模型调用（其中 {cached} 次已缓存），约 {tokens} tokens，模型耗时约 {time}。"
+    )
     MODE_ONLINE_UNKNOWN = "每块一次大模型调用；点击「估算」查看这些文件的调用次数。"
     ESTIMATE = "估算调用与耗时"
     MODE_EMBED_UNKNOWN = "向量模型 {model} 较慢；点击「估算」查看这些文件的向量化时间。"
@@ -173,7 +175,10 @@ class EN(ZH):
         " graph."
     )
     MODE_OFFLINE_COST = "Offline mode: built-in heuristics, 0 LLM calls."
-    MODE_ONLINE_COST = "About {calls} LLM calls ({cached} of them cached), about {tokens} tokens."
+    MODE_ONLINE_COST = (
+        "About {calls} LLM calls ({cached} of them cached), about {tokens} tokens,"
+        " about {time} of model time."
+    )
     MODE_ONLINE_UNKNOWN = (
         "One LLM call per chunk; press Estimate to count the calls for these files."
     )

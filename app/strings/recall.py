@@ -40,6 +40,11 @@ class ZH:
     NOT_FOUND_WITH_HITS = (
         "命中的片段没有覆盖问题的要点，所以不作回答；下面是最接近的片段，供你自己判断。"
     )
+    # Answer.note: why an answer written with a model is the hits' own sentences instead.
+    ANSWER_NOTES = {
+        "extractive: the model found nothing": "模型说没找到，但命中的片段能回答：以下是片段原句。",
+        "extractive: the model's answer was unusable": "模型的回答不可用：以下是命中片段的原句。",
+    }
     ERROR_PREFIX = "出错了："
     EXPORT = "导出 Markdown"
     IMPORT = "导入"
@@ -125,6 +130,14 @@ class EN(ZH):
         "The hits below do not cover the question's key terms, so no answer is given from them;"
         " they are the closest passages, for you to judge."
     )
+    ANSWER_NOTES = {
+        "extractive: the model found nothing": (
+            "The model found nothing, but the hits answer: these are their own sentences."
+        ),
+        "extractive: the model's answer was unusable": (
+            "The model's answer was unusable: these are the hits' own sentences."
+        ),
+    }
     ERROR_PREFIX = "Error: "
     EXPORT = "Export Markdown"
     IMPORT = "Import"

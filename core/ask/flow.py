@@ -1,6 +1,9 @@
 """The agentic retrieval graph (docs/architecture.md §6): its wiring, its routers, and `run_agentic`.
 
     plan -> retrieve -> evaluate -> (refine -> retrieve -> evaluate)* -> merge -> answer
+                                       ^------ answer found nothing after "sufficient" --'
+
+(a not-found answer after a "sufficient" verdict opens another round while rounds remain).
 
 `build_graph()` only wires; the routers are pure functions of the state; the nodes live in
 `core.ask.nodes` and reach their dependencies through the runtime context (`AgentContext`).
@@ -32,6 +35,7 @@ __all__ = [
     "AgenticResult",
     "build_bound_graph",
     "build_graph",
+    "route_after_answer",
     "route_after_evaluate",
     "route_after_refine",
     "rounds_from_events",
@@ -51,6 +55,11 @@ def route_after_refine(state: AgentState) -> Literal["retrieve", "merge"]:
     return "retrieve" if state.get("queries") else "merge"
 
 
+def route_after_answer(state: AgentState) -> Literal["refine", "__end__"]:
+    """End with the answer, unless it found nothing after a "sufficient": then search again."""
+    return "refine" if state.get("again") else "__end__"
+
+
 def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
     graph.add_node("plan", node("plan", nodes.plan))
     graph.add_node("retrieve", node("retrieve", nodes.retrieve))
@@ -64,7 +73,7 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_conditional_edges("evaluate", route_after_evaluate, ["merge", "refine"])
     graph.add_conditional_edges("refine", route_after_refine, ["retrieve", "merge"])
     graph.add_edge("merge", "answer")
-    graph.add_edge("answer", END)
+    graph.add_conditional_edges("answer", route_after_answer, ["refine", END])
 
 
 def build_graph(
@@ -105,6 +114,8 @@ class AgenticResult:
             "answer": answer["answer"],
             "found": answer["found"],
             "citations": answer["citations"],
+            "method": answer.get("method", ""),
+            "note": answer.get("note", ""),
             "rounds": self.rounds,
         }
 

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
+from zhixing.core.answer import is_chinese
 from zhixing.core.ask.configuration import AgentContext
 from zhixing.core.ask.memory import history_text, resolve_followup, turn_record, usable_turns
 from zhixing.core.ask.prompts import (
@@ -181,6 +182,13 @@ def _as_aspects(names: Sequence[str], aspects: Sequence[str]) -> list[str]:
 # --- plan -------------------------------------------------------------------------------------
 
 
+def _speaks_like(result: AgentPlan, question: str) -> bool:
+    """Whether the plan's aspects and queries are written in the question's language."""
+    written = [*result.aspects, *(q if isinstance(q, str) else q.query for q in result.queries)]
+    text = " ".join(w for w in written if w.strip())
+    return not text or is_chinese(text) == is_chinese(question)
+
+
 def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Resolve a follow-up against the thread's earlier turns, split the question into 1–4
     aspects and write round 1's queries."""
@@ -188,6 +196,11 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     turns = usable_turns(state.get("turns", []), runtime.context.visible)
     variables = {"question": original, "history": history_text(turns)}
     result = cast(AgentPlan | None, _call(runtime, "plan", variables))
+    if result is not None and not _speaks_like(result, original):
+        # A plan in another language than the question's searches for words the documents
+        # answering it do not use: the offline plan's aspects and queries replace it.
+        log.info("The model planned in another language than the question's; planning offline.")
+        result = None
     written = tidy(result.question, limit=_QUERY_CHARS) if result is not None and turns else ""
     question = written or resolve_followup(original, turns)
     if result is not None:
@@ -226,6 +239,7 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         "terms": terms,
         "round": 1,
         "queries": queries,
+        "again": False,
     }
 
 
@@ -464,6 +478,10 @@ def answer(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     else:
         result = ctx.answer(question, evidence, aspects)
     _emit(runtime, AnswerEvent(node="answer", round=n, found=bool(result.found)))
+    if not result.found and state.get("sufficient") and n < state.get("max_rounds", 1):
+        # The judge said the evidence suffices, yet no answer came of it: the judge was wrong,
+        # so search again for every aspect rather than end on a not-found.
+        return {"sufficient": False, "missing": list(aspects), "again": True}
     said = str(result.to_json().get("answer", ""))
     turn = turn_record(state.get("original", question), question, said, ctx.kbs)
-    return {"answer": result, "turns": [turn]}
+    return {"answer": result, "turns": [turn], "again": False}

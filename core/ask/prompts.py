@@ -72,15 +72,19 @@ class AgentPlan(BaseModel):
 
 
 class EvidenceVerdict(BaseModel):
-    """Whether the evidence answers every aspect, and which aspects it leaves open."""
+    """Which aspects the evidence answers and which it leaves open, then the verdict.
 
-    sufficient: bool = Field(description="True only if the excerpts answer every aspect.")
-    missing: list[str] = Field(
-        default_factory=list, description="The aspects (as listed) the excerpts do not answer."
-    )
+    The verdict comes last: a model writing under a grammar commits to each field in order,
+    so it names what is covered and what is missing before it says whether that suffices.
+    """
+
     covered: list[str] = Field(
         default_factory=list, description="The aspects (as listed) the excerpts answer."
     )
+    missing: list[str] = Field(
+        default_factory=list, description="The aspects (as listed) the excerpts do not answer."
+    )
+    sufficient: bool = Field(description="True only if the excerpts answer every aspect.")
 
 
 class RefinedQueries(BaseModel):

@@ -84,3 +84,4 @@ class AgentState(TypedDict, total=False):
     gaps: dict[str, list[str]]  # missing aspect -> the key terms the evidence lacks
     merged: list[Hit]
     answer: Any  # a `core.answer.Answer` (typed loosely: LangGraph resolves the hints)
+    again: bool  # the answer found nothing though the judge said sufficient: refine once more

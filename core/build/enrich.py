@@ -161,7 +161,7 @@ class Enricher:
             # A chunk the endpoint fails on while others succeed falls back alone; a batch
             # that fails whole means the endpoint is failing, and is waited out like an outage.
             if len(out) > 1 and all(isinstance(a, EndpointFailingError) for a in out):
-                raise EndpointUnreachableError(str(failed[0]))
+                raise EndpointUnreachableError(str(failed[0])) from failed[0]
             return cast(list[ChunkKnowledge | Exception], out)  # the prompt's schema
 
         return self._guard(call)

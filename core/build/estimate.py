@@ -68,6 +68,7 @@ class LLMCost:
     by_role: dict[str, int]
     basis: str  # where the graph roles' figures come from: "history", "default" or "none"
     concurrency: int
+    seconds: float = 0.0  # the model's time at its measured (or the slow default) rate
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,7 @@ def estimate_add(
         by_role=by_role,
         basis=basis,
         concurrency=settings.llm_concurrency,
+        seconds=_model_seconds(llm, by_role, estimate),
     )
     return BuildEstimate(chunks=len(variables), embedding=embedding, llm=llm_cost)
 
@@ -228,3 +230,18 @@ def predict_graph_calls(graph: GraphStore, kb_id: int, calls: int) -> tuple[dict
         role: round(weight * history[role] + (1 - weight) * default[role]) for role in EXTRA_ROLES
     }
     return blended, "history"
+
+
+def _model_seconds(llm: object, by_role: dict[str, int], estimate: dict[str, Any]) -> float:
+    """The model's time for these calls at the client's measured rate; 0 for an LLM that
+    cannot say (a scripted one in tests)."""
+    seconds_for = getattr(llm, "seconds_for", None)
+    if seconds_for is None:
+        return 0.0
+    calls = sum(by_role.values())
+    return round(
+        float(
+            seconds_for(calls, int(estimate["prompt_tokens"]), int(estimate["completion_tokens"]))
+        ),
+        1,
+    )

@@ -34,7 +34,20 @@ def _unreachable(exc: BaseException) -> bool:
     return isinstance(exc, EndpointUnreachableError)
 
 
-def pause_message(endpoint: str, every_s: float) -> str:
+def _busy(exc: BaseException) -> bool:
+    from zhixing.core.llm.retry import EndpointBusyError
+
+    return isinstance(exc, EndpointBusyError) or isinstance(exc.__cause__, EndpointBusyError)
+
+
+def pause_message(endpoint: str, every_s: float, *, busy: bool = False) -> str:
+    """The pause as a user reads it: "cannot be reached" only when it could not be connected
+    to; a server that was reached but answered nothing in time is busy."""
+    if busy:
+        return (
+            f"The LLM endpoint at {endpoint} is busy and did not answer in time; the build is"
+            f" paused and retries every {every_s:.0f} s."
+        )
     return (
         f"The LLM endpoint at {endpoint} cannot be reached; the build is paused and retries"
         f" every {every_s:.0f} s."
@@ -80,7 +93,7 @@ class PauseGuard:
                     raise
                 if self.cancel.is_set():
                     raise BuildCancelled from None
-                self.on_pause(pause_message(self.endpoint, max(delay, 1.0)))
+                self.on_pause(pause_message(self.endpoint, max(delay, 1.0), busy=_busy(exc)))
                 if self.cancel.wait(min(delay, left)):
                     raise BuildCancelled from None
                 delay = min(delay * 2, self.cap_s)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, cast
 
+import httpx
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
@@ -32,6 +33,7 @@ from zhixing.core.llm.prompts import Prompt, estimate_tokens
 from zhixing.core.llm.protocol import CallsCancelled
 from zhixing.core.llm.retry import (
     DEFAULT_BASE_URL,
+    Concurrency,
     EndpointUnreachableError,
     LLMStats,
     RetryPolicy,
@@ -51,6 +53,42 @@ log = logging.getLogger(__name__)
 _PLACEHOLDER_KEY = "not-needed"
 # How much of a rejected reply is quoted back to the model in the repair request.
 _QUOTE_CHARS = 2000
+# A reply may run to this many times its role's estimated length (core.llm.prompts) before the
+# server stops it: 3x the guesses (900 tokens for a graph chunk, 400 for an answer) leaves room
+# for a verbose model while a runaway (6,905 tokens over 480 s in issue 34) ends at 2,700.
+_MAX_TOKENS_FACTOR = 3
+_MIN_MAX_TOKENS = 256
+_TOOL_MAX_TOKENS = 1024  # one tool-calling turn: a call's arguments or a short summary
+# Connecting is quick when the server is up (a refused or unknown host fails at once); the read
+# timeout instead covers a request that waits in a busy server's queue.
+_CONNECT_TIMEOUT_S = 10.0
+# A streamed reply ends by its max_tokens at this slowest rate, after the read timeout: a tenth
+# of the slowest generation measured on a one-slot CPU llama-server (18 tokens/s, issue 34).
+_MIN_TOKENS_PER_S = 2.0
+_PROPS_TIMEOUT_S = 3.0
+# The model's speed before any call of this process has measured it: the slowest rates measured
+# on a one-slot CPU llama-server in issue 34 (prompt 105-123, generation 18-27 tokens/s), so an
+# unmeasured endpoint's time is overestimated rather than under.
+_PROMPT_TOKENS_PER_S = 105.0
+_COMPLETION_TOKENS_PER_S = 18.0
+
+
+def max_tokens(role: Prompt) -> int:
+    """The token limit sent with every call of a role (the longest estimate, times a margin)."""
+    guess = max(role.completion_tokens({"mode": "graph"}), role.completion_tokens({}))
+    return max(_MIN_MAX_TOKENS, _MAX_TOKENS_FACTOR * guess)
+
+
+def server_slots(base_url: str) -> int | None:
+    """How many requests the server says it serves at once (llama-server's /props
+    `total_slots`), or None where it says nothing (vLLM, Ollama, OpenAI)."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    try:
+        reply = httpx.get(f"{root}/props", timeout=_PROPS_TIMEOUT_S)
+        slots = reply.json().get("total_slots") if reply.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return slots if isinstance(slots, int) and slots > 0 else None
 
 
 @dataclass(frozen=True)
@@ -77,20 +115,28 @@ class LLMClient:
         settings: Settings,
         cache: LLMCache | None = None,
         *,
-        timeout_s: float = 60,
+        timeout_s: float = 300,
         max_attempts: int = 4,
         backoff_s: float = 0.5,
+        min_tokens_per_s: float = _MIN_TOKENS_PER_S,
     ) -> None:
         self.settings = settings
         self.cache = cache
         self.timeout_s = timeout_s
+        self.min_tokens_per_s = min_tokens_per_s
+        # (connect, read, write, pool), the form the OpenAI SDK's HTTP client takes.
+        self._timeout = (min(timeout_s, _CONNECT_TIMEOUT_S), timeout_s, timeout_s, timeout_s)
         self.base_url = (settings.openai_base_url or DEFAULT_BASE_URL).rstrip("/")
         self.shown_url = public_url(self.base_url)  # for messages and logs
         self.method = settings.structured_output
         self.stats = LLMStats()
         self._policy = RetryPolicy(max_attempts=max_attempts, backoff_s=backoff_s)
-        # Bounds requests in flight across every caller of this client, not only call_many.
-        self._slots = threading.BoundedSemaphore(settings.llm_concurrency)
+        # Bounds requests in flight across every caller of this client, not only call_many:
+        # the configured value is the ceiling, the server's own slots (asked once) lower it.
+        self.concurrency = Concurrency(settings.llm_concurrency)
+        self._asked_slots = False
+        # Seconds per estimated token of the calls answered so far (None: none measured yet).
+        self._spent = [0.0, 0.0]  # seconds, estimated completion-equivalent tokens
         # (model, schema) for structured output; ("tools", tool names) for tool calling.
         self._runnables: dict[tuple[str, Any], Runnable] = {}
         self._lock = threading.Lock()
@@ -99,6 +145,26 @@ class LLMClient:
         return f"LLMClient(base_url={self.shown_url!r}, model={self.settings.chat_model!r})"
 
     # --- public API ------------------------------------------------------------------------
+
+    @property
+    def _slots(self) -> Concurrency:
+        if not self._asked_slots:
+            with self._lock:
+                if not self._asked_slots:
+                    slots = server_slots(self.base_url)
+                    if slots is not None:
+                        self.concurrency.cap(slots)
+                        log.info("%s serves %d request(s) at once", self.shown_url, slots)
+                    self._asked_slots = True
+        return self.concurrency
+
+    def _limit(self, tokens: int) -> dict[str, Any]:
+        """The token limit as the endpoint reads it: OpenAI's own API takes
+        `max_completion_tokens` (what langchain sends for `max_tokens`); llama-server, vLLM and
+        Ollama read `max_tokens`, sent as it is in the body."""
+        if self.base_url == DEFAULT_BASE_URL:
+            return {"max_tokens": tokens}
+        return {"extra_body": {"max_tokens": tokens}}
 
     def model_for(self, role: Prompt) -> str:
         """The model a role runs on: the fast model for `fast` roles, else the chat model."""
@@ -167,7 +233,7 @@ class LLMClient:
             except LLMError as exc:
                 return exc
 
-        workers = min(self.settings.llm_concurrency, len(prepared))
+        workers = min(self._slots.ceiling, len(prepared))
         return _run_abandonable(one, prepared, workers, cancel)
 
     def estimate(
@@ -194,6 +260,15 @@ class LLMClient:
             "completion_tokens": completion_tokens,
             "model": self.model_for(role),
         }
+
+    def seconds_for(self, calls: int, prompt_tokens: int, completion_tokens: int) -> float:
+        """How long the model would take over these calls at the rate measured so far (or the
+        slow defaults), with as many at once as the server serves."""
+        with self._lock:
+            seconds, tokens = self._spent
+        work = _equivalent(prompt_tokens, completion_tokens)
+        per_token = seconds / tokens if tokens else 1 / _COMPLETION_TOKENS_PER_S
+        return work * per_token / max(min(self._slots.limit, max(calls, 1)), 1)
 
     # --- one call ---------------------------------------------------------------------------
 
@@ -232,9 +307,14 @@ class LLMClient:
         except LLMError:
             self.stats.add("failures")
             raise
-        log.info(
-            "%s answered by %s in %.2f s", item.role.name, item.model, time.perf_counter() - started
-        )
+        took = time.perf_counter() - started
+        log.info("%s answered by %s in %.2f s", item.role.name, item.model, took)
+        with self._lock:
+            self._spent[0] += took
+            self._spent[1] += _equivalent(
+                estimate_tokens(item.system) + estimate_tokens(item.user),
+                item.role.completion_tokens({}),
+            )
         if self.cache is not None:
             self.cache.put(item.key, item.model, result.model_dump(mode="json"))
         return result
@@ -282,7 +362,7 @@ class LLMClient:
         is kept, what does not is counted in `rejections`; only a reply with nothing usable
         asks for a repair.
         """
-        runnable = self._runnable(item.model, item.role.schema)
+        runnable = self._runnable(item.model, item.role)
 
         def send() -> dict[str, Any]:
             with self._slots:
@@ -294,8 +374,18 @@ class LLMClient:
             out = run_with_retries(
                 send, self._policy, self.stats, what=f"LLM request to {self.shown_url}"
             )
-        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-            # The SDK raises these while reading a reply that arrived: an output problem.
+        except openai.LengthFinishReasonError as exc:
+            # The reply reached its max_tokens: read like a cut reply, salvaged where it can be.
+            cut = _cut_text(exc)
+            result, dropped = salvage(item.role.schema, cut) if cut else (None, [])
+            if result is None:
+                return None, _describe(exc), cut
+            self.stats.add("salvaged")
+            if rejections is not None:
+                rejections.extend(item.role.name, dropped)
+            return result, "", cut
+        except openai.ContentFilterFinishReasonError as exc:
+            # The SDK raises this while reading a reply that arrived: an output problem.
             return None, _describe(exc), ""
         except openai.OpenAIError as exc:
             raise endpoint_error(
@@ -384,7 +474,8 @@ class LLMClient:
                     model=self.settings.chat_model,
                     api_key=SecretStr(self.settings.openai_api_key or _PLACEHOLDER_KEY),
                     base_url=self.base_url,
-                    timeout=self.timeout_s,
+                    timeout=self._timeout,
+                    **self._limit(_TOOL_MAX_TOKENS),
                     max_retries=0,
                     use_responses_api=False,
                 ).bind_tools([dict(t) for t in tools])
@@ -399,10 +490,22 @@ class LLMClient:
     ) -> dict[str, Any]:
         """One streamed request, read into what the structured runnable returns: the reply as
         `raw`, and `parsed` or the `parsing_error` for the same checks as an unstreamed one."""
-        model = self._streaming_model(item.model, item.role.schema)
+        model = self._streaming_model(item.model, item.role)
         pieces: list[str] = []
         shown: dict[str, Any] | None = None
-        for chunk in model.stream(messages):
+        # A reply that keeps streaming past what its token limit allows at the slowest rate is
+        # cut here and read like any cut reply (a server may ignore max_tokens).
+        deadline = time.monotonic() + self.timeout_s + max_tokens(item.role) / self.min_tokens_per_s
+        stream = model.stream(messages)
+        for chunk in stream:
+            if time.monotonic() > deadline:
+                log.info(
+                    "%s reply from %s passed its deadline; read as cut", item.role.name, item.model
+                )
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+                break
             piece = _chunk_text(chunk)
             if not piece:
                 continue
@@ -419,13 +522,15 @@ class LLMClient:
             return {"raw": raw, "parsed": None, "parsing_error": exc}
         return {"raw": raw, "parsed": parsed, "parsing_error": None}
 
-    def _streaming_model(self, model: str, schema: type[BaseModel]) -> Runnable:
+    def _streaming_model(self, model: str, role: Prompt) -> Runnable:
         """The chat model asked for the schema the way `self.method` says, to be streamed.
 
         The response format goes in the request body as it is (`extra_body`): langchain-openai
         would stream a `response_format` argument through the SDK's parse helper, which sends
         the whole reply again at the end.
         """
+        schema = role.schema
+        limit = self._limit(max_tokens(role))
         with self._lock:
             runnable = self._runnables.get(("stream", (model, schema)))
             if runnable is not None:
@@ -434,10 +539,12 @@ class LLMClient:
                 model=model,
                 api_key=SecretStr(self.settings.openai_api_key or _PLACEHOLDER_KEY),
                 base_url=self.base_url,
-                timeout=self.timeout_s,
+                timeout=self._timeout,
                 max_retries=0,
                 use_responses_api=False,
+                **{k: v for k, v in limit.items() if k != "extra_body"},
             )
+            extra = limit.get("extra_body", {})
             described = {
                 "name": schema.__name__,
                 "description": (schema.__doc__ or schema.__name__).strip(),
@@ -447,31 +554,34 @@ class LLMClient:
                     "type": "function",
                     "function": described | {"parameters": _schema_json(schema)},
                 }
-                runnable = llm.bind_tools([tool], tool_choice=schema.__name__)
+                runnable = llm.bind_tools([tool], tool_choice=schema.__name__, extra_body=extra)
             elif self.method == "json_mode":
-                runnable = llm.bind(extra_body={"response_format": {"type": "json_object"}})
+                runnable = llm.bind(extra_body=extra | {"response_format": {"type": "json_object"}})
             else:
                 format_ = described | {"schema": _schema_json(schema), "strict": False}
                 runnable = llm.bind(
-                    extra_body={"response_format": {"type": "json_schema", "json_schema": format_}}
+                    extra_body=extra
+                    | {"response_format": {"type": "json_schema", "json_schema": format_}}
                 )
             self._runnables[("stream", (model, schema))] = runnable
             return runnable
 
-    def _runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
+    def _runnable(self, model: str, role: Prompt) -> Runnable:
         with self._lock:
-            runnable = self._runnables.get((model, schema))
+            runnable = self._runnables.get((model, role.schema))
             if runnable is None:
-                runnable = self._build_runnable(model, schema)
-                self._runnables[(model, schema)] = runnable
+                runnable = self._build_runnable(model, role)
+                self._runnables[(model, role.schema)] = runnable
             return runnable
 
-    def _build_runnable(self, model: str, schema: type[BaseModel]) -> Runnable:
+    def _build_runnable(self, model: str, role: Prompt) -> Runnable:
+        schema = role.schema
         llm = ChatOpenAI(
             model=model,
             api_key=SecretStr(self.settings.openai_api_key or _PLACEHOLDER_KEY),
             base_url=self.base_url,
-            timeout=self.timeout_s,
+            timeout=self._timeout,
+            **self._limit(max_tokens(role)),
             max_retries=0,  # ours count and word every retry (core.llm.retry)
             use_responses_api=False,  # OpenAI-compatible servers implement chat completions
         )
@@ -554,6 +664,24 @@ def _reply_text(message: AIMessage) -> str:
             return str(call["args"])
     for made in message.tool_calls:
         return json.dumps(made.get("args", {}), ensure_ascii=False)
+    return ""
+
+
+def _equivalent(prompt_tokens: int, completion_tokens: int) -> float:
+    """Prompt and completion tokens as completion tokens' worth of time."""
+    return completion_tokens + prompt_tokens * _COMPLETION_TOKENS_PER_S / _PROMPT_TOKENS_PER_S
+
+
+def _cut_text(exc: openai.LengthFinishReasonError) -> str:
+    """What a reply stopped at its token limit had written (content or a tool call's args)."""
+    try:
+        message = exc.completion.choices[0].message
+    except (AttributeError, IndexError):
+        return ""
+    if message.content:
+        return str(message.content)
+    for call in message.tool_calls or []:
+        return str(getattr(getattr(call, "function", None), "arguments", "") or "")
     return ""
 
 

@@ -178,9 +178,12 @@ sentences, in the language most of them use. Keep every distinct fact; drop repe
 
 
 class GroundedAnswer(BaseModel):
-    """An answer written only from numbered search hits, citing them inline as [n]."""
+    """An answer written only from numbered search hits, citing them inline as [n].
 
-    found: bool = Field(description="False when the hits do not contain the answer.")
+    The answer and its citations come before `found`: a model writing under a grammar commits
+    to each field in order, and a verdict written first is one written before any evidence.
+    """
+
     answer: str = Field(
         default="",
         description="The answer in the question's language, citing hits inline as [1], [2].",
@@ -188,6 +191,7 @@ class GroundedAnswer(BaseModel):
     cited: list[int] = Field(
         default_factory=list, description="The numbers of every hit the answer cites."
     )
+    found: bool = Field(description="False only when the hits do not contain the answer.")
 
 
 _GROUNDED_SYSTEM = """\
@@ -210,8 +214,8 @@ answer by topic when the question asks about several.
 2. Cite inline: after each statement put the number(s) of the hit(s) it comes from, as [n] \
 with the numbers above, for example "... [2]" or "... [1][3]". Cite only numbers listed above.
 3. cited: every number you cited.
-4. If the hits do not contain the answer, set found to false, cited to [], and answer to \
-exactly: {not_found}
+4. found: true when the answer states what the hits say. Only if no hit says anything that \
+answers the question, set answer to exactly: {not_found}, cited to [] and found to false.
 Answer with the structured output only."""
 
 

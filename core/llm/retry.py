@@ -24,9 +24,11 @@ from zhixing.core.errors import LLMError
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "EndpointBusyError",
     "EndpointFailingError",
     "EndpointRefusedError",
     "EndpointUnreachableError",
+    "Concurrency",
     "LLMStats",
     "RetryPolicy",
     "endpoint_error",
@@ -52,7 +54,7 @@ T = TypeVar("T")
 
 class EndpointUnreachableError(LLMError):
     """The endpoint is away: it could not be connected to (refused, unknown host, no route),
-    it kept timing out, or its gateway kept saying it is down (HTTP 502, 503, 504). A build
+    or its gateway kept saying it is down (HTTP 502, 503, 504). A build
     pauses on this and goes on when the endpoint is back (core/build/pause.py)."""
 
 
@@ -65,6 +67,10 @@ class EndpointFailingError(LLMError):
     """The endpoint kept failing one request (HTTP 500 and the like) after every retry. Alone it
     costs that item its LLM step; when every request of a batch fails so, the endpoint is taken
     as away."""
+
+
+class EndpointBusyError(EndpointFailingError):
+    """The endpoint was reached but kept not answering in time: it is busy, not away."""
 
 
 @dataclass
@@ -87,6 +93,55 @@ class LLMStats:
         """Return the counters as a plain dict (a consistent copy)."""
         with self._lock:
             return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "_lock"}
+
+
+# Replies in a row, none timed out, before one more request may be in flight again: slow enough
+# that a server which just timed out one is not flooded at once (the one-slot llama-server of
+# issue 34 took 10-60 s a reply, so regrowing from 1 to 8 takes 8 x 4 replies).
+_GROW_AFTER = 4
+
+
+class Concurrency:
+    """How many requests may be in flight now: the server's slots (or the configured ceiling),
+    halved on a timed-out request before it is retried, grown by one after `_GROW_AFTER`
+    replies in a row. A context manager around one request; thread-safe."""
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = max(ceiling, 1)
+        self.limit = self.ceiling
+        self._in_flight = 0
+        self._answered = 0
+        self._cond = threading.Condition()
+
+    def cap(self, slots: int) -> None:
+        """Lower the ceiling to what the server says it serves at once."""
+        with self._cond:
+            self.ceiling = max(min(self.ceiling, slots), 1)
+            self.limit = min(self.limit, self.ceiling)
+
+    def __enter__(self) -> Concurrency:
+        with self._cond:
+            while self._in_flight >= self.limit:
+                self._cond.wait()
+            self._in_flight += 1
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        with self._cond:
+            self._in_flight -= 1
+            if isinstance(exc, openai.APITimeoutError):
+                # The server is still working on it: fewer at once, then the retry.
+                self.limit = max(self.limit // 2, 1)
+                self._answered = 0
+                log.info("a request timed out; at most %d in flight from now", self.limit)
+            elif exc is None:
+                self._answered += 1
+                if self._answered >= _GROW_AFTER and self.limit < self.ceiling:
+                    self.limit += 1
+                    self._answered = 0
+            self._cond.notify_all()
 
 
 @dataclass(frozen=True)
@@ -166,12 +221,14 @@ def endpoint_error(
     """Word a failed request as one sentence a user can act on (never quoting the key)."""
     url = public_url(base_url)
     if isinstance(exc, openai.APITimeoutError):
+        # Connected, but no reply in time: the server is busy, not away (issue 34), so this
+        # costs the one item its LLM step and never pauses the build as "cannot be reached".
         message = (
-            f"The LLM endpoint at {url} did not answer in time, {attempts} attempt(s) in a row;"
-            " check that the server is running and not overloaded, or lower"
-            " ZHIXING_LLM_CONCURRENCY."
+            f"The LLM endpoint at {url} was reached but did not answer in time, {attempts}"
+            " attempt(s) in a row; the server is busy, so lower ZHIXING_LLM_CONCURRENCY or try"
+            " again when it is idle."
         )
-        return EndpointUnreachableError(redact(message, secret))
+        return EndpointBusyError(redact(message, secret))
     if isinstance(exc, openai.APIConnectionError):
         message = (
             f"The LLM endpoint at {url} could not be reached after {attempts} attempt(s)"

@@ -2,7 +2,9 @@
 with the code and the clause in front of it, within a call budget fixed before the run.
 
 A candidate the model confirms becomes `confirmed: true` with its reason as the note; one it
-rejects leaves the findings (and is counted in the subtask's summary); an unsure verdict, an
+rejects stays in the findings with the model's reason in `disagreed` (a weak model must not
+subtract what the analysis found: the report marks it "the model disagreed" and SARIF writes it
+as a suppression), and is counted in the subtask's summary; an unsure verdict, an
 unreadable reply or a failed call leaves the candidate as it was, unconfirmed. Candidates past
 the budget stay unconfirmed too, highest confidence reviewed first, so the budget goes where a
 real weakness is likeliest.
@@ -62,9 +64,10 @@ def review(findings: Sequence[Finding], ctx: TaskContext) -> Review:
         verdict = _verdict(reply) if isinstance(reply, FindingVerdict) else "unsure"
         if isinstance(reply, LLMError):
             log.warning("Reviewing %s:%d failed: %s", finding.file, finding.line, reply)
-        if verdict == "rejected":
+        if verdict == "rejected" and isinstance(reply, FindingVerdict):
             rejected += 1
-            continue
+            reason = reply.reason.strip()[:500] or reply.verdict.strip()[:100] or "rejected"
+            finding = replace(finding, disagreed=reason)
         if verdict == "confirmed" and isinstance(reply, FindingVerdict):
             confirmed += 1
             finding = replace(finding, confirmed=True, note=reply.reason.strip()[:500])

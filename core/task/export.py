@@ -89,7 +89,16 @@ def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> 
             )
         )
     result = AuditResult(root="", findings=audit)
-    return to_sarif(result, tool_version, rules=list(rules.values()))
+    log = to_sarif(result, tool_version, rules=list(rules.values()))
+    # A candidate the model rejected stays a result, suppressed "externally" (by a reviewer
+    # outside the analysis) with the model's reason: code-scanning tools hide it by default
+    # without losing it (SARIF 2.1.0 §3.34).
+    for res, f in zip(log["runs"][0]["results"], findings, strict=True):
+        if f.get("disagreed"):
+            res["suppressions"] = [
+                {"kind": "external", "status": "accepted", "justification": str(f["disagreed"])}
+            ]
+    return log
 
 
 def render_findings(findings: Sequence[Mapping[str, Any]], kind: str, tool_version: str) -> str:

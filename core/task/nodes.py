@@ -10,6 +10,7 @@ a failed LLM step falls back to the offline heuristic, and the event says so.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
@@ -314,11 +315,15 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         try:
             findings, summary = execute_with_tools(state["task"], subtask, box, ctx.chat)
             mode = "llm"
+            if ctx.workspace is not None:  # the model adds to the offline scan, never less
+                findings, summary, mode = _with_scan(
+                    subtask, box, (findings, summary), runtime, chinese=chinese
+                )
         except LLMError as exc:
             log.warning("Subtask %d falls back to the offline scan: %s", number, exc)
             notes.append(str(exc))
             mode = "offline (LLM failed)"
-    if mode.startswith("offline"):
+    if mode in ("offline", "offline (LLM failed)"):
         if ctx.workspace is not None:
             findings, summary = offline.scan(subtask, box, chinese=chinese)
         else:
@@ -360,6 +365,36 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         ),
     )
     return {"cursor": number, "findings": findings, "done": [outcome]}
+
+
+_SCAN_CALLS = 30  # the most TaskContext allows; the scan greps each of its patterns once
+
+
+def _with_scan(
+    subtask: Subtask,
+    box: ToolBox,
+    done: tuple[list[Finding], str],
+    runtime: Runtime[TaskContext],
+    *,
+    chinese: bool,
+) -> tuple[list[Finding], str, str]:
+    """The model's findings plus the offline scan's that it did not report (a weak model may
+    record nothing); turns that inspected no code are no execution, so the scan's summary
+    stands for the step then ("offline (LLM inspected nothing)")."""
+    findings, summary = done
+    looked = any(c["ok"] and c["tool"] != "search_knowledge" for c in box.calls)
+    # The scan gets the offline run's own budget: the model's turns spent theirs, and a scan
+    # cut short would find less than the offline run does.
+    scan_ctx = dataclasses.replace(runtime.context, max_tool_calls=_SCAN_CALLS)
+    # Silent, and outside the model's count: the trace and the budget show what the model did.
+    scan_box = ToolBox(scan_ctx, lambda _: None, box.subtask, list(subtask.knowledge))
+    scanned, scan_summary = offline.scan(subtask, scan_box, chinese=chinese)
+    merged = dataflow.merge(findings, scanned)
+    if not looked:
+        return merged, scan_summary, "offline (LLM inspected nothing)"
+    if not re.search(r"\w", summary.replace("```json", "")):  # a summary of a bare fence
+        summary = scan_summary
+    return merged, summary, "llm"
 
 
 # --- report -----------------------------------------------------------------------------------

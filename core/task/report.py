@@ -59,6 +59,7 @@ class _Words:
     rule: str  # {rule} {pack} {confidence}
     builtin_pack: str
     flow: str  # {steps}
+    disagreed: str  # {reason}
 
 
 _EN = _Words(
@@ -99,6 +100,7 @@ _EN = _Words(
     rule="- Rule: `{rule}` ({pack}; confidence {confidence})",
     builtin_pack="built-in rule pack",
     flow="- Data flow: {steps}",
+    disagreed="- The model disagreed: {reason}",
 )
 
 _ZH = _Words(
@@ -129,6 +131,7 @@ _ZH = _Words(
         "llm": "大模型",
         "offline": "离线",
         "offline (LLM failed)": "离线（大模型调用失败）",
+        "offline (LLM inspected nothing)": "离线（大模型未检查代码）",
         "built-in": "内置规则包",
     },
     findings="## 发现",
@@ -141,6 +144,7 @@ _ZH = _Words(
     rule="- 规则：`{rule}`（{pack}；置信度 {confidence}）",
     builtin_pack="内置规则包",
     flow="- 数据流：{steps}",
+    disagreed="- 模型不同意：{reason}",
 )
 
 
@@ -238,6 +242,8 @@ def render_report(
             lines.append(w.rule.format(rule=f.rule, pack=w.builtin_pack, confidence=confidence))
         if f.trace:
             lines.append(w.flow.format(steps=_inline(" → ".join(f.trace))))
+        if f.disagreed:
+            lines.append(w.disagreed.format(reason=_inline(f.disagreed)))
         if f.note:
             lines.append(w.note_label.format(note=w.notes.get(f.note, f.note)))
         lines.append("")

@@ -100,6 +100,9 @@ class Finding:
     rule: str = ""  # what found it: a built-in rule id (zhixing.…), or "model"
     confidence: str = ""  # high | medium | low, for the data-flow analysis's findings
     trace: tuple[str, ...] = ()  # the data flow, source to sink ("File.java:12 request data read")
+    # The model's reason when it rejected this candidate: the finding stays (the model adds,
+    # never subtracts), marked "the model disagreed" and written to SARIF as a suppression.
+    disagreed: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The `run --json` finding shape (docs/architecture.md §9), plus subtask, confirmed and note."""

@@ -6,10 +6,15 @@ as data. A finding the model records is checked against the workspace (the file 
 exist; the code line is read from the file, not taken from the model).
 
 The model is reached through `LLMClient.invoke_tools`: langchain-openai stays inside `core.llm`.
+
+A small model behind a server that builds the tool grammar often writes its call as text: bare
+JSON, or JSON in a ```json fence, in `content`, with `tool_calls` empty. Such a reply is read as
+the call it means (`text_calls`), so its tools run; a turn with neither is the model's summary.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -21,11 +26,12 @@ from zhixing.core.task.prompts import EXECUTOR_SYSTEM
 from zhixing.core.task.state import Finding, KnowledgeRef, Subtask
 from zhixing.core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
 
-__all__ = ["execute_with_tools"]
+__all__ = ["execute_with_tools", "text_calls"]
 
 _MAX_FINDINGS = 12  # per subtask
 _SEVERITIES = ("high", "medium", "low", "info")
 _NUMBERED = re.compile(r"^\d+\| ?")
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)(?:```|$)", re.S)
 
 
 def _tool_defs(names: list[str]) -> list[dict[str, Any]]:
@@ -75,6 +81,10 @@ def execute_with_tools(
     summary = ""
     for _ in range(box.context.max_tool_calls + 2):
         reply = _invoke(chat, messages, tools)
+        if not reply.tool_calls and not reply.invalid_tool_calls:
+            written = text_calls(reply.content, set(box.names()) | {"record_finding"})
+            if written:
+                reply = AIMessage(content="", tool_calls=written)
         messages.append(reply)
         if not reply.tool_calls and not reply.invalid_tool_calls:
             summary = reply.content if isinstance(reply.content, str) else str(reply.content)
@@ -99,6 +109,39 @@ def execute_with_tools(
             call_id = bad.get("id") or f"invalid-{n}"
             messages.append(ToolMessage(output, tool_call_id=call_id))
     return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
+
+
+def text_calls(content: object, names: set[str]) -> list[dict[str, Any]]:
+    """The tool calls a reply wrote as text (bare JSON or a ```json fence), as LangChain's
+    `tool_calls` ({name, args, id}); [] when the text is not a call of a known tool."""
+    if not isinstance(content, str) or "{" not in content:
+        return []
+    fenced = _FENCE.search(content)
+    text = (fenced.group(1) if fenced else content).strip()
+    try:
+        data = json.loads(text[text.find("{") if "{" in text else 0 :])
+    except ValueError:
+        try:  # a call followed by prose: decode the first JSON value only
+            data, _ = json.JSONDecoder().raw_decode(text[text.find("{") :])
+        except ValueError:
+            return []
+    items = data if isinstance(data, list) else [data]
+    calls: list[dict[str, Any]] = []
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        function = item.get("function")
+        inner: dict[str, Any] = function if isinstance(function, dict) else item
+        name = str(inner.get("name") or inner.get("tool") or "")
+        args = inner.get("arguments", inner.get("args", inner.get("parameters", {})))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                continue
+        if name in names and isinstance(args, dict):
+            calls.append({"name": name, "args": args, "id": f"text-{n}", "type": "tool_call"})
+    return calls
 
 
 def _invoke(chat: Any, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:

@@ -1,0 +1,173 @@
+"""The real model beside offline (issue 34): does a model add to what Zhixing finds without one?
+
+    python benchmarks/bench_llm.py [--sets hotpotqa-100,multihop-rag-500,cmrc2018-500]
+                                   [--sample N] [--out PATH]
+
+Needs `make real-model` (tests/real_model_setup.py): llama.cpp's `llama-server` with
+Qwen2.5-Coder-0.5B-Instruct, started here on a free port with one slot on one thread (as
+tests/real_llm.py starts it). Each shared eval set (../shared/data/eval: corpus.jsonl and
+queries.jsonl with gold passages and answers) is built once into a fresh index-mode knowledge
+base (offline, built-in embedder); then N questions of it (every len/N-th with an answer, so
+the sample spreads over the set) are asked with `ask` twice: offline, and through the model.
+
+Per set and path:
+- `contains`: share of answers holding one of the gold answers (compared without case, spaces
+  or punctuation); `EM` and `F1` of the answer against the gold answers (SQuAD-style: tokens for
+  English, characters for Chinese; the best over the gold answers). A not-found answer is empty.
+- `R@5`, `MRR@10`: the gold passages among `ask`'s merged evidence (its documents, in order).
+- `calls`, `prompt_tok`, `completion_tok`: per question, from the server's log and /metrics.
+- `s/q`: wall seconds per question.
+
+Prints a table and writes JSON (benchmarks/results/llm.json by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+EVAL = ROOT.parent / "shared" / "data" / "eval"
+RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT))
+
+from tests.real_llm import RealServer, environment, missing, serve  # noqa: E402
+from zhixing.core.config import Settings  # noqa: E402
+from zhixing.core.service import KnowledgeService  # noqa: E402
+
+SETS = ("hotpotqa-100", "multihop-rag-500", "cmrc2018-500")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def norm(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(c for c in text if c.isalnum())
+
+
+def tokens(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if _CJK.search(text):
+        return [c for c in text if c.isalnum()]
+    words = re.findall(r"\w+", text)
+    return [w for w in words if w not in ("a", "an", "the")]
+
+
+def f1(answer: str, gold: str) -> float:
+    said, want = tokens(answer), tokens(gold)
+    common = sum((Counter(said) & Counter(want)).values())
+    if not said or not want or not common:
+        return 0.0
+    precision, recall = common / len(said), common / len(want)
+    return 2 * precision * recall / (precision + recall)
+
+
+def sample(name: str, n: int) -> list[dict]:
+    rows = [json.loads(x) for x in (EVAL / name / "queries.jsonl").open(encoding="utf-8")]
+    rows = [r for r in rows if r.get("answers") and r.get("gold")]
+    step = max(1, len(rows) // n)
+    return rows[::step][:n]
+
+
+def ask_one(svc: KnowledgeService, row: dict, server: RealServer | None) -> dict[str, Any]:
+    since = server.mark() if server else None
+    started = time.monotonic()
+    result = svc.ask(row["question"], ["kb"])
+    seconds = time.monotonic() - started
+    answer = result.answer.to_json()
+    text = answer["answer"] if answer["found"] else ""
+    documents = list(dict.fromkeys(h.document for h in result.evidence))
+    gold = set(row["gold"])
+    golds = [str(a) for a in row["answers"]]
+    out = {
+        "id": row["id"],
+        "answer": text[:400],
+        "method": answer.get("method", ""),
+        "contains": any(norm(g) and norm(g) in norm(text) for g in golds),
+        "EM": max(norm(text) == norm(g) for g in golds),
+        "F1": max(f1(text, g) for g in golds),
+        "R@5": len(set(documents[:5]) & gold) / len(gold),
+        "MRR@10": next((1 / i for i, d in enumerate(documents[:10], 1) if d in gold), 0.0),
+        "seconds": seconds,
+    }
+    if server and since:
+        used = server.usage(since)
+        out |= {k: used[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
+    return out
+
+
+def mean(rows: list[dict], key: str) -> float:
+    return round(sum(float(r.get(key, 0)) for r in rows) / max(1, len(rows)), 3)
+
+
+def run_set(name: str, n: int, server: RealServer, scratch: Path) -> dict[str, Any]:
+    home = scratch / name
+    rows = sample(name, n)
+    with KnowledgeService(Settings(home=home)) as svc:
+        svc.create_kb("kb", mode="index")
+        svc.add("kb", [EVAL / name / "corpus.jsonl"])
+        offline = [ask_one(svc, r, None) for r in rows]
+    model_settings = Settings.from_env({"ZHIXING_HOME": str(home), **environment(server)})
+    with KnowledgeService(model_settings) as svc:
+        model = [ask_one(svc, r, server) for r in rows]
+    return {"questions": len(rows), "offline": offline, "model": model}
+
+
+def summary(per_set: dict[str, Any]) -> list[dict[str, Any]]:
+    table = []
+    for name, got in per_set.items():
+        for path in ("offline", "model"):
+            rows = got[path]
+            line: dict[str, Any] = {"set": name, "path": path, "n": len(rows)}
+            for key in ("contains", "EM", "F1", "R@5", "MRR@10"):
+                line[key] = mean(rows, key)
+            line["calls"] = mean(rows, "calls")
+            line["prompt_tok"] = mean(rows, "prompt_tokens")
+            line["completion_tok"] = mean(rows, "completion_tokens")
+            line["s/q"] = round(mean(rows, "seconds"), 1)
+            table.append(line)
+    return table
+
+
+def print_table(table: list[dict[str, Any]]) -> None:
+    keys = list(table[0])
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for line in table:
+        print("| " + " | ".join(str(line[k]) for k in keys) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--sample", type=int, default=3, help="questions per set (default 3)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "llm.json")
+    args = parser.parse_args(argv)
+    reason = missing()
+    if reason:
+        print(reason, file=sys.stderr)
+        return 1
+    per_set: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp, serve(Path(tmp) / "server.log") as server:
+        for name in args.sets.split(","):
+            per_set[name] = run_set(name, args.sample, server, Path(tmp))
+            print(f"{name}: done", file=sys.stderr)
+    table = summary(per_set)
+    print_table(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps({"table": table, "sets": per_set}, indent=1, ensure_ascii=False),
+        encoding="utf-8",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

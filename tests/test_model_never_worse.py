@@ -1,0 +1,235 @@
+"""The model adds; it never subtracts (issue 34): answers and the agentic loop with a model
+that misbehaves the way a real 0.5B model did, through the fake OpenAI server (a real HTTP
+server, so ChatOpenAI runs for real) and the real service and command.
+
+Each misbehaviour is one the team saw behind llama-server: a grounded answer that says
+not-found while the top hit holds the answer, a judge that always says "sufficient", a plan
+written in Chinese for an English question, and search queries that find nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.command import zx
+from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
+from tests.pages import open_page, run
+from zhixing.core.answer import NOT_FOUND_EN, NOTE_MODEL_NOT_FOUND, is_chinese
+from zhixing.core.config import Settings
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.service import KnowledgeService
+
+HSTS = (
+    "# HTTP Strict Transport Security\n\n"
+    "The Strict-Transport-Security header tells browsers to reach the site over HTTPS only.\n\n"
+    "## Examples\n\n"
+    "Simple example, using a long (2 years = 63072000 seconds) max-age. The includeSubDomains "
+    "directive should be used so that every subdomain is covered as well.\n"
+)
+DOCS = {
+    "hsts.md": HSTS,
+    "sessions.md": "# Session management\n\nIdle sessions expire after 15 minutes; the session "
+    "identifier is rotated at login to prevent session fixation.\n",
+    "tokens.md": "# API tokens\n\nAPI tokens are scoped to one service and rotated every 90 "
+    "days; a leaked token is revoked at once.\n",
+}
+QUESTION = (
+    "What is the recommended max-age for the HSTS header, and should includeSubDomains be used?"
+)
+
+
+def _not_found(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that commits to found=false before it writes a word."""
+    return {"answer": NOT_FOUND_EN, "cited": [], "found": False}
+
+
+class Model:
+    """Scripts each role; the defaults are a model that plans well, judges "sufficient" and
+    then finds nothing."""
+
+    def __init__(self, **roles: Any) -> None:
+        self.roles = {
+            "AgentPlan": lambda _: {
+                "question": QUESTION,
+                "aspects": ["HSTS max-age", "includeSubDomains"],
+                "queries": [{"query": "HSTS max-age"}, {"query": "includeSubDomains"}],
+            },
+            "EvidenceVerdict": lambda _: {"covered": [], "missing": [], "sufficient": True},
+            "RefinedQueries": lambda _: {"queries": [{"query": "session identifier rotation"}]},
+            "GroundedAnswer": _not_found,
+            "QueryRewrites": lambda _: {},
+            **roles,
+        }
+        self.schemas: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        name, _ = _schema_of(body)
+        self.schemas.append(name)
+        return self.roles[name](body)
+
+
+@pytest.fixture
+def home(tmp_path: Path, embedder) -> Path:  # noqa: ANN001
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    home = tmp_path / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
+        svc.create_kb("sec")
+        svc.add("sec", sorted(docs.iterdir()))
+    return home
+
+
+def _service(home: Path, fake: FakeOpenAI, embedder) -> KnowledgeService:  # noqa: ANN001
+    settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="sk-test")
+    # No LLM cache: every call reaches the wire, so the fake sees each one.
+    llm = LLMClient(settings, None, timeout_s=5.0, backoff_s=0.01)
+    return KnowledgeService(settings, embedder=embedder, llm=llm)
+
+
+def test_a_models_not_found_on_hits_that_answer_gives_the_extractive_answer_marked(
+    home: Path,
+) -> None:
+    with FakeOpenAI(responder=Model()) as fake:
+        env = {"OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "sk-test"}
+        ran = zx(home, "search", "sec", QUESTION, "--summary", "--json", env=env)
+        assert "GroundedAnswer" in [_schema_of(b)[0] for b in fake.bodies()]
+    summary = json.loads(ran.stdout)["summary"]
+    assert summary["found"] and summary["method"] == "extractive"
+    assert summary["note"] == NOTE_MODEL_NOT_FOUND
+    assert "63072000" in summary["answer"]
+    assert summary["citations"][0]["document"] == "hsts.md"
+
+
+def test_ask_with_a_model_that_finds_nothing_answers_from_the_top_hit(home: Path) -> None:
+    with FakeOpenAI(responder=Model()) as fake:
+        env = {"OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "sk-test"}
+        ran = zx(home, "ask", "sec", QUESTION, "--json", env=env)
+    out = json.loads(ran.stdout)
+    assert out["found"] and "63072000" in out["answer"]
+    assert (out["method"], out["note"]) == ("extractive", NOTE_MODEL_NOT_FOUND)
+
+
+def test_a_sufficient_verdict_then_a_not_found_answer_opens_another_round(
+    home: Path, embedder
+) -> None:  # noqa: ANN001
+    # The question's words are in no document, so the extractive answer cannot stand in; the
+    # model finds its answer only on the second try, after the round the not-found opened.
+    question = "Which cipher suites does the gateway allow?"
+    answers: list[bool] = []
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        answers.append(True)
+        if len(answers) == 1:
+            return _not_found(body)
+        assert "[1]" in _prompt_text(body)
+        return {"answer": "Only the suites the team approved [1].", "cited": [1], "found": True}
+
+    model = Model(
+        AgentPlan=lambda _: {"aspects": ["cipher suites"], "queries": [{"query": "cipher"}]},
+        GroundedAnswer=answer,
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask(question, ["sec"], max_rounds=3)
+    assert model.schemas == [
+        "AgentPlan", "EvidenceVerdict", "GroundedAnswer",
+        "RefinedQueries", "EvidenceVerdict", "GroundedAnswer",
+    ]  # fmt: skip
+    assert [r["round"] for r in result.rounds] == [1, 2]
+    assert result.answer.found and result.answer.method == "llm"
+
+
+def test_a_judge_that_always_says_sufficient_and_a_model_that_never_finds_end_within_the_rounds(
+    home: Path, embedder
+) -> None:  # noqa: ANN001
+    model = Model(AgentPlan=lambda _: {"aspects": ["cipher suites"], "queries": []})
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask("Which cipher suites does the gateway allow?", ["sec"], max_rounds=3)
+    assert model.schemas.count("GroundedAnswer") <= 3
+    assert len(result.rounds) <= 3
+    assert not result.answer.found and result.answer.answer == NOT_FOUND_EN
+
+
+def test_an_english_question_planned_in_chinese_gets_english_aspects(home: Path, embedder) -> None:  # noqa: ANN001
+    model = Model(
+        AgentPlan=lambda _: {
+            "aspects": ["HSTS 最大有效期", "是否使用子域名"],
+            "queries": [{"query": "HSTS 头的最大有效期"}, {"query": "包含子域名指令"}],
+        },
+        GroundedAnswer=lambda _: {"answer": "Two years [1].", "cited": [1], "found": True},
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask(QUESTION, ["sec"], max_rounds=1)
+        asked = [q for r in result.rounds for q in r["queries"]]
+    assert result.aspects and not any(is_chinese(a) for a in result.aspects)
+    assert asked and not any(is_chinese(q) for q in asked)
+
+
+def test_the_schemas_sent_to_the_server_put_the_verdict_last(home: Path, embedder) -> None:  # noqa: ANN001
+    model = Model(
+        GroundedAnswer=lambda _: {"answer": "Two years [1].", "cited": [1], "found": True}
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        svc.ask(QUESTION, ["sec"], max_rounds=1)
+        sent = {name: schema for name, schema in map(_schema_of, fake.bodies()) if schema}
+    assert list(sent["GroundedAnswer"]["properties"]) == ["answer", "cited", "found"]
+    assert list(sent["EvidenceVerdict"]["properties"]) == ["covered", "missing", "sufficient"]
+    plan = list(sent["AgentPlan"]["properties"])
+    assert plan.index("aspects") < plan.index("queries")
+
+
+def test_ask_with_useless_queries_still_holds_the_plain_searchs_top_hits(
+    home: Path, embedder
+) -> None:  # noqa: ANN001
+    question = "How long until an idle session expires?"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        plain = [h.chunk_id for h in svc.search(question, ["sec"], top_k=3)]
+    model = Model(
+        AgentPlan=lambda _: {
+            "question": "zzz",
+            "aspects": ["qqq xyzzy"],
+            "hypothetical_answer": "plugh",
+            "generalization": "frobnicate",
+            "keywords": ["xyzzy", "plugh"],
+            "queries": [{"query": "qqq xyzzy", "keywords": ["quux"]}],
+        },
+        GroundedAnswer=lambda _: {"answer": "Fifteen minutes [1].", "cited": [1], "found": True},
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask(question, ["sec"], max_rounds=1)
+    evidence = [h.chunk_id for h in result.evidence]
+    assert set(plain) <= set(evidence)
+    assert evidence[: len(plain)] == plain  # and in the plain search's order, first
+
+
+def test_a_chinese_question_keeps_a_chinese_plan(home: Path, embedder) -> None:  # noqa: ANN001
+    model = Model(
+        AgentPlan=lambda _: {"aspects": ["会话超时"], "queries": [{"query": "空闲会话 超时"}]},
+        GroundedAnswer=lambda _: {"answer": "15 分钟 [1]。", "cited": [1], "found": True},
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask("空闲会话多久超时？", ["sec"], max_rounds=1)
+    assert result.aspects == ["会话超时"]
+
+
+def test_the_notebook_says_when_a_models_not_found_gave_way_to_the_hits(
+    sample_home, app_home, monkeypatch
+) -> None:  # noqa: ANN001
+    shutil.copytree(sample_home, app_home)
+    with FakeOpenAI(responder=Model()) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        at = open_page("recall")
+        at.text_input(key="recall-query").input("如何防止会话固定攻击？")
+        at.radio(key="recall-mode").set_value("answer")
+        at.button(key="recall-run").click()
+        run(at)
+        assert "GroundedAnswer" in [_schema_of(b)[0] for b in fake.bodies()]
+    assert any("模型说没找到" in c.value for c in at.caption)
+    assert "[1]" in " ".join(m.value for m in at.markdown) and not at.info
