@@ -9,7 +9,7 @@ HOST ?= 0.0.0.0
 # `zhixing` process a test starts compiles the project, and pytest rewrites each test file, again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install run serve serve-team test test-fast real-model test-real lint format bench bench-llm clean
+.PHONY: install run serve serve-team test test-fast real-model test-real test-real-task lint format bench bench-llm clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
@@ -76,8 +76,14 @@ real-model: install
 
 # The LLM path end to end on that model (tests/test_real_llm.py), one test at a time: the
 # server has one slot on one thread. Skipped without the model, except under CI=true.
+# The task run on the showcase project is its own target: with this model it has not yet
+# finished within 45 minutes on two cores (issue 34's note says why), so CI leaves it out.
+REAL_TASK = tests/test_real_llm.py::test_the_task_run_reports_all_seven_planted_issues_and_none_on_a_look_alike
 test-real: install
-	$(BIN)/pytest -p no:xdist -m real_llm -s tests/test_real_llm.py
+	$(BIN)/pytest -p no:xdist -m real_llm -s tests/test_real_llm.py --deselect $(REAL_TASK)
+
+test-real-task: install
+	$(BIN)/pytest -p no:xdist -m real_llm -s $(REAL_TASK)
 
 lint: install
 	$(BIN)/ruff check --fix .

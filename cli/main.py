@@ -356,7 +356,11 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
         if report.fallbacks:
             reasons = ", ".join(f"{n} {why}" for why, n in report.fallbacks.items())
             print(
-                f"{report.degraded} chunk(s) fell back to their text alone ({reasons}).",
+                f"{report.degraded} chunk(s) fell back to their text alone ({reasons})."
+                if not report.offline
+                else f"{report.degraded} chunk(s) got no usable knowledge from the model"
+                f" ({reasons}): {report.offline} kept the built-in extractor's entities and"
+                f" relations, {report.degraded - report.offline} fell back to their text alone.",
                 file=sys.stderr,
             )
         if report.rejected:

@@ -18,6 +18,7 @@ __all__ = [
     "BUILTIN_EMBEDDINGS",
     "LANGUAGES",
     "SAVED_KEYS",
+    "STRUCTURED_OUTPUT",
     "Settings",
     "load_saved",
     "save_settings",
@@ -39,7 +40,8 @@ SAVED_KEYS = (
 )
 SETTINGS_FILE = "settings.json"
 
-_STRUCTURED_OUTPUT = ("json_schema", "function_calling", "json_mode")
+# auto: what the endpoint is found to honour (core/llm/capabilities.py); the others force one.
+STRUCTURED_OUTPUT = ("auto", "json_schema", "function_calling", "json_mode")
 LANGUAGES = ("auto", "zh", "en")  # ZHIXING_LANGUAGE: the app's default; "auto" = the browser's
 
 
@@ -54,7 +56,7 @@ class Settings:
     fast_model: str = ""
     embedding: str = "builtin"
     llm_concurrency: int = 8
-    structured_output: str = "json_schema"
+    structured_output: str = "auto"
     # Logins are required (ZHIXING_AUTH=required): `zhixing serve` sets it on a non-loopback
     # address; localhost needs none (docs/architecture.md §10).
     auth_required: bool = False
@@ -81,10 +83,10 @@ class Settings:
     max_upload_mb: int = 200
 
     def __post_init__(self) -> None:
-        if self.structured_output not in _STRUCTURED_OUTPUT:
+        if self.structured_output not in STRUCTURED_OUTPUT:
             raise ConfigError(
                 f"ZHIXING_STRUCTURED_OUTPUT is {self.structured_output!r}; "
-                f"use one of {', '.join(_STRUCTURED_OUTPUT)}."
+                f"use one of {', '.join(STRUCTURED_OUTPUT)}."
             )
         if self.llm_concurrency < 1:
             raise ConfigError("ZHIXING_LLM_CONCURRENCY must be a positive integer.")
@@ -131,7 +133,7 @@ class Settings:
             fast_model=env.get("ZHIXING_FAST_MODEL") or chat_model,
             embedding=env.get("ZHIXING_EMBEDDING") or "builtin",
             llm_concurrency=llm_concurrency,
-            structured_output=env.get("ZHIXING_STRUCTURED_OUTPUT") or "json_schema",
+            structured_output=env.get("ZHIXING_STRUCTURED_OUTPUT") or "auto",
             auth_required=env.get("ZHIXING_AUTH", "").lower() == "required",
             language=(env.get("ZHIXING_LANGUAGE") or "auto").strip().lower(),
             langsmith_tracing=tracing,

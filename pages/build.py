@@ -241,7 +241,12 @@ def finished_job(view: JobView) -> None:
                 st.caption(inert(warning))
             if report.fallbacks:
                 reasons = "; ".join(f"{why} × {n}" for why, n in report.fallbacks.items())
-                st.caption(inert(T.FALLBACKS.format(count=report.degraded, reasons=reasons)))
+                text = T.FALLBACKS_OFFLINE if report.offline else T.FALLBACKS
+                st.caption(
+                    inert(
+                        text.format(count=report.degraded, reasons=reasons, offline=report.offline)
+                    )
+                )
             if report.rejected:
                 parts = "; ".join(f"{what} × {n}" for what, n in list(report.rejected.items())[:6])
                 count = sum(report.rejected.values())

@@ -11,10 +11,8 @@ from zhixing.app.services import reload_when_idle, session_service
 from zhixing.app.strings import settings as T
 from zhixing.app.users import users_section
 from zhixing.app.widgets import show_error
-from zhixing.core.config import Settings, load_saved
+from zhixing.core.config import STRUCTURED_OUTPUT, Settings, load_saved
 from zhixing.core.errors import ZhixingError
-
-STRUCTURED = ("json_schema", "function_calling", "json_mode")
 
 service = session_service()
 service.authorize("admin")  # the page is listed for admins only; core refuses anyone else
@@ -31,6 +29,23 @@ if saved_now == "now":
     st.success(T.SAVED)
 elif saved_now == "pending":
     st.info(T.SAVED_PENDING)
+
+
+def _found(found) -> str:  # noqa: ANN001 - a check_endpoint finding (core/llm/check.Found)
+    """What the connection test found a model's endpoint can do, in the session's language."""
+    caps = found.capabilities
+
+    def mark(name: str) -> str:
+        value, why = getattr(caps, name), caps.reason(name)
+        shown = "✓" if value else ("✗" if value is False else "?")
+        return f"{shown} ({T.WHY[why]})" if why else shown
+
+    names = ("json_schema", "json_object", "tool_calls", "streaming")
+    slots = T.SLOTS.format(n=caps.slots) if caps.slots else T.SLOTS_UNKNOWN
+    method = (T.METHOD_AUTO if found.chosen else T.METHOD_SET).format(method=found.method)
+    return T.FOUND.format(
+        model=found.model, slots=slots, method=method, **{n: mark(n) for n in names}
+    )
 
 
 def _env_note(name: str) -> None:
@@ -52,8 +67,8 @@ with st.form("settings"):
     )
     structured = st.selectbox(
         T.STRUCTURED,
-        STRUCTURED,
-        index=STRUCTURED.index(current.structured_output),
+        STRUCTURED_OUTPUT,
+        index=STRUCTURED_OUTPUT.index(current.structured_output),
         help=T.STRUCTURED_HELP,
     )
     concurrency = st.number_input(
@@ -89,7 +104,8 @@ if test:
         else:
             with st.spinner(T.TESTING):
                 result = service.check_endpoint(candidate)
-            (st.success if result.ok else st.error)("\n\n".join(result.lines))
+            shown = [*result.lines, *(_found(found) for found in result.found)]
+            (st.success if result.ok else st.error)("\n\n".join(shown))
     except ZhixingError as exc:
         show_error(exc)
 

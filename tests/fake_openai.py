@@ -21,6 +21,13 @@ builds a valid `ChunkKnowledge` from the numbered lines of the prompt. `stop()` 
 connections are refused from then on; `start()` again brings it back on the same port (to test
 resuming a build). A "timeout" fault holds the request for `timeout_sleep_s` (or until stop).
 Every request waits `latency_s` first; `embedding_latency_s` sets the embeddings' own.
+
+Capability switches, for every request: `refuse` names features answered with HTTP 400 as
+unsupported ("json_schema", "json_object", "tools", "stream"); `tool_calls_as_text` writes a
+tool call as bare JSON text in `content` with no `tool_calls`, as llama-server with a small
+model does. Zhixing's capability probes (the `X-Zhixing-Probe` header) meet the same switches
+but are kept apart: listed in `probes`, not in `requests`, answered by `default_responder`,
+and never delayed, queued behind the slots, or given a scripted fault.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -58,6 +65,11 @@ FAULTS = (
     "no_tool_call",
     "cut",
 )
+
+# The header Zhixing's capability probes carry (core/llm/capabilities.py PROBE_HEADER).
+PROBE_HEADER = "X-Zhixing-Probe"
+# What `refuse` may name: the request features a server may not support.
+_FEATURES = ("json_schema", "json_object", "tools", "stream")
 
 _NUMBERED = re.compile(r"^(\d+)\| ?(.*)$", re.M)
 # Capitalized words in a row ("SQL Injection"), optionally glued to Chinese ("SQL注入"), or a
@@ -181,10 +193,19 @@ class FakeOpenAI:
         stream_delay_s: float = 0.0,
         embedding_latency_s: float | None = None,
         slots: int | None = None,
+        refuse: Collection[str] = (),
+        tool_calls_as_text: bool = False,
+        probe_latency_s: float = 0.0,
     ) -> None:
         # slots: serve that many chat requests at once and queue the rest, as a one-slot
         # llama-server does, and report it on GET /props as `total_slots` (None: no /props).
         self.slots = slots
+        unknown = set(refuse) - set(_FEATURES)
+        if unknown:
+            raise ValueError(f"Unknown feature(s) {sorted(unknown)}; use {', '.join(_FEATURES)}.")
+        self.refuse = frozenset(refuse)
+        self.tool_calls_as_text = tool_calls_as_text
+        self.probes: list[dict[str, Any]] = []  # capability probes, kept out of `requests`
         self._slot_gate = threading.BoundedSemaphore(slots) if slots else None
         self.generated = 0  # chat replies the server generated (a re-sent request counts twice)
         self.stream_piece = stream_piece
@@ -192,6 +213,7 @@ class FakeOpenAI:
         self.responder: Responder = responder or default_responder
         self.chaos = chaos
         self.latency_s = latency_s
+        self.probe_latency_s = probe_latency_s  # each capability probe's own delay
         # The embeddings' own delay (None: `latency_s`), for a build slow in one stage only.
         self.embedding_latency_s = embedding_latency_s
         self.dimension = dimension
@@ -278,18 +300,30 @@ class FakeOpenAI:
                 return self.faults.popleft()
         return self.chaos(body) if self.chaos is not None else None
 
-    def _record(self, path: str, body: dict[str, Any], auth: str) -> None:
+    def _record(self, path: str, body: dict[str, Any], auth: str, *, probe: bool = False) -> None:
         with self._lock:
-            self.requests.append({**body, "_path": path, "_auth": auth})
+            (self.probes if probe else self.requests).append({**body, "_path": path, "_auth": auth})
 
-    def _chat(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+    def _refused(self, body: dict[str, Any]) -> str | None:
+        """The feature of this request that the server refuses, if any."""
+        asked = {
+            "json_schema": (body.get("response_format") or {}).get("type") == "json_schema",
+            "json_object": (body.get("response_format") or {}).get("type") == "json_object",
+            "tools": bool(body.get("tools")),
+            "stream": bool(body.get("stream")),
+        }
+        return next((f for f in _FEATURES if f in self.refuse and asked[f]), None)
+
+    def _chat(
+        self, body: dict[str, Any], fault: str | None, *, probe: bool = False
+    ) -> dict[str, Any]:
         answer: dict[str, Any] | str
         if fault == "malformed":
             answer = 'Sure! Here is the JSON you asked for: {"questions": [ oops'
         elif fault == "invalid":
             answer = {"questions": "none", "entities": [{"name": 3}]}
         else:
-            answer = self.responder(body)
+            answer = (default_responder if probe else self.responder)(body)
         scripted = answer.get("_tool_calls") if isinstance(answer, dict) else None
         plain = isinstance(answer, dict) and "_content" in answer
         if plain:
@@ -298,7 +332,13 @@ class FakeOpenAI:
         message: dict[str, Any] = {"role": "assistant", "content": text}
         finish = "stop"
         tools = body.get("tools") or []
-        if scripted is not None:
+        if self.tool_calls_as_text and (scripted is not None or (tools and not plain)):
+            # The grammar was built, the model wrote the call as text: content, no tool_calls.
+            name = tools[0].get("function", {}).get("name", "answer") if tools else "answer"
+            calls = scripted if scripted is not None else [{"name": name, "arguments": answer}]
+            text = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
+            message = {"role": "assistant", "content": text}
+        elif scripted is not None:
             message = {
                 "role": "assistant",
                 "content": None,
@@ -385,7 +425,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
-            if fake._slot_gate is not None and self.path.startswith("/v1/chat"):
+            if self.headers.get(PROBE_HEADER):
+                self._probe()
+            elif fake._slot_gate is not None and self.path.startswith("/v1/chat"):
                 with fake._slot_gate:  # queued here, as a busy server queues
                     self._post()
                     with fake._lock:
@@ -393,18 +435,43 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             else:
                 self._post()
 
-        def _post(self) -> None:
+        def _read(self, *, probe: bool = False) -> dict[str, Any] | None:
+            """The request's JSON body, recorded; None once a refusal has been sent."""
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")
             except json.JSONDecodeError:
                 self._send(400, {"error": {"message": "body is not JSON"}})
-                return
+                return None
             path = self.path.split("?", 1)[0]
-            fake._record(path, body, self.headers.get("Authorization", ""))
+            fake._record(path, body, self.headers.get("Authorization", ""), probe=probe)
             if path not in ("/v1/chat/completions", "/v1/embeddings"):
                 self._send(404, {"error": {"message": f"no route {path}"}})
+                return None
+            refused = fake._refused(body) if path == "/v1/chat/completions" else None
+            if refused is not None:
+                message = f"{refused} is not supported by this server"
+                self._send(400, {"error": {"message": message, "type": "invalid_request_error"}})
+                return None
+            return body
+
+        def _probe(self) -> None:
+            body = self._read(probe=True)
+            if body is None:
                 return
+            time.sleep(fake.probe_latency_s)
+            # The base class's own answer: a subclass scripting its calls scripts no probe.
+            completion = FakeOpenAI._chat(fake, body, None, probe=True)
+            if body.get("stream"):
+                self._stream(_stream_chunks(completion, fake.stream_piece), cut=False)
+            else:
+                self._send(200, completion)
+
+        def _post(self) -> None:
+            body = self._read()
+            if body is None:
+                return
+            path = self.path.split("?", 1)[0]
             fault = fake._next_fault(body)
             latency = fake.latency_s
             if path == "/v1/embeddings" and fake.embedding_latency_s is not None:

@@ -14,7 +14,7 @@ def test_defaults_are_offline_and_embedded():
     assert not s.llm_configured
     assert s.chat_model == "gpt-4o-mini" and s.fast_model == "gpt-4o-mini"
     assert s.embedding == "builtin" and s.llm_concurrency == 8
-    assert s.structured_output == "json_schema"
+    assert s.structured_output == "auto"
 
 
 def test_environment_variables_are_read():

@@ -151,7 +151,12 @@ def test_an_llm_confirms_or_refuses_a_cross_language_merge(tmp_path, embedder, s
         assert svc.add("kb", [en]).ok and svc.add("kb", [zh]).ok
         confirmations = [b for b in fake.bodies() if "SameEntity" in json.dumps(b)]
         assert len(confirmations) == 1
-        assert svc.graph_stats("kb").entities == (1 if same else 2)
+        # The heuristics' "SQL" and "attack" are added beside (core/build/merge.py): count the pair.
+        (pair,) = svc._catalog.db.conn.execute(
+            "SELECT COUNT(DISTINCT entity_id) FROM entity_aliases"
+            " WHERE key IN ('sql injection', 'sql注入')"
+        ).fetchone()
+        assert pair == (1 if same else 2)
 
 
 def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path, embedder):
@@ -187,12 +192,15 @@ def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path
         assert svc.add("kb", [first]).ok
         report = svc.add("kb", [second])
         assert report.ok and report.degraded == 0, report.to_json()
-        assert svc.graph_stats("kb").entities == 2
+        assert svc.graph_stats("kb").entities == 3  # and the heuristics' "SQL", added beside
         rows = svc._catalog.db.conn.execute(
             "SELECT s.name, r.type, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
             " JOIN entities t ON t.id = r.target_id"
         ).fetchall()
-        assert rows == [("Prepared Statement", "prevents", "SQL Injection")]
+        assert sorted(rows) == [
+            ("Prepared Statement", "prevents", "SQL Injection"),
+            ("SQL", "related_to", "Prepared Statement"),  # symmetric: older entity first
+        ]
 
 
 def test_a_chunk_the_endpoint_keeps_failing_falls_back_alone_and_the_build_finishes(

@@ -171,3 +171,23 @@ def test_the_estimate_gives_the_model_time_at_the_rate_measured_on_the_endpoint(
             assert svc.add("kb", [more]).ok
             took = time.monotonic() - started
     assert took / 2 <= estimate.llm.seconds <= took * 2, (estimate.llm, took)
+
+
+def test_the_first_estimate_of_a_process_takes_the_endpoints_speed_from_its_probe(
+    tmp_path, embedder
+):
+    # No call answered yet: the capability probe's replies are the only measure of the
+    # endpoint, and a slow endpoint is estimated slow (a loaded machine's model ran at a third
+    # of its idle speed and the old default rate put the estimate out by more than 2x).
+    seconds = {}
+    for name, delay in (("fast", 0.0), ("slow", 0.5)):
+        with FakeOpenAI(contextual, probe_latency_s=delay, slots=1) as fake:
+            settings = Settings(
+                home=tmp_path / name, openai_base_url=fake.url, embed_batch=32, parse_workers=1
+            )
+            with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as svc:
+                svc.create_kb("kb", mode="graph")
+                estimate = svc.estimate("kb", [_pages(tmp_path / f"{name}.jsonl", range(6))])
+                assert fake.probes and not fake.requests  # probed, nothing else sent
+                seconds[name] = estimate.llm.seconds
+    assert seconds["slow"] > 5 * seconds["fast"], seconds

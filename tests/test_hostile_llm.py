@@ -302,4 +302,4 @@ def test_each_bad_tool_call_is_refused_and_the_subtask_goes_on(svc, model, turn)
     # The model recorded nothing that stands (the data-flow analysis's candidates are its own).
     assert not [f for f in result.findings if f.rule == "model"]
     # Refused calls inspect nothing, so the offline scan stands in for the step (issue 34).
-    assert result.subtasks[0].mode == "offline (LLM inspected nothing)"
+    assert result.subtasks[0].mode == "offline, model reviewing"

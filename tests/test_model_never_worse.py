@@ -182,6 +182,14 @@ def test_the_schemas_sent_to_the_server_put_the_verdict_last(home: Path, embedde
     assert list(sent["EvidenceVerdict"]["properties"]) == ["covered", "missing", "sufficient"]
     plan = list(sent["AgentPlan"]["properties"])
     assert plan.index("aspects") < plan.index("queries")
+    # llama.cpp's grammar writes required properties before optional ones: with only `found`
+    # required, the real model wrote {"found": false, "answer": ...} and answered nothing.
+    # Every property is required, so the grammar keeps the schema's order, nested ones too.
+    for name, schema in sent.items():
+        objects = [schema, *schema.get("$defs", {}).values()]
+        for node in objects:
+            if node.get("properties"):
+                assert node.get("required") == list(node["properties"]), (name, node)
 
 
 def test_ask_with_useless_queries_still_holds_the_plain_searchs_top_hits(
@@ -233,3 +241,43 @@ def test_the_notebook_says_when_a_models_not_found_gave_way_to_the_hits(
         assert "GroundedAnswer" in [_schema_of(b)[0] for b in fake.bodies()]
     assert any("模型说没找到" in c.value for c in at.caption)
     assert "[1]" in " ".join(m.value for m in at.markdown) and not at.info
+
+
+@pytest.mark.parametrize(
+    ("role", "cut", "kept"),
+    [
+        # A judge listing aspects without end, cut at its token limit before `sufficient`:
+        # the real model's evaluate replies were cut so, and the step fell back offline.
+        ("evaluate", '{"covered": ["HSTS max-age"], "missing": ["includeSubDomains", "HS', False),
+        # An answer cut before `found`: what it wrote is kept, and still checked before use.
+        ("grounded_answer", '{"answer": "Two years [1].", "cited": [1', True),
+    ],
+)
+def test_a_reply_cut_before_its_verdict_is_salvaged_without_a_repair(
+    role: str, cut: str, kept: bool
+) -> None:
+    from zhixing.core.ask.prompts import ASK_PROMPTS
+    from zhixing.core.llm.prompts import PROMPTS
+
+    prompt = {**ASK_PROMPTS, **PROMPTS}[role]
+    with FakeOpenAI(responder=lambda _: {"_content": cut}) as fake:
+        settings = Settings(
+            home=Path("unused"),
+            openai_base_url=fake.url,
+            openai_api_key="sk-test",
+            structured_output="json_schema",
+        )
+        llm = LLMClient(settings, None, timeout_s=5.0, backoff_s=0.01)
+        variables = {
+            "question": QUESTION,
+            "aspects": "- HSTS max-age",
+            "evidence": "[1] …",
+            "hits": "[1] hsts.md p.1: …",
+            "language": "English",
+            "not_found": NOT_FOUND_EN,
+        }
+        result = llm.call(prompt, variables)
+        sent = len(fake.requests)
+    assert sent == 1  # no repair request: the cut reply was enough
+    verdict = result.model_dump()
+    assert verdict.get("sufficient", verdict.get("found")) is kept, verdict

@@ -252,7 +252,7 @@ def test_the_model_records_the_planted_issue_when_nothing_tells_it_otherwise(
     assert all(r["ok"] for r in _results(events))
     [finding] = result.findings
     assert (finding.file, finding.line, finding.severity) == (APP, SQL_LINE, "high")
-    assert result.subtasks[0].mode == "llm"
+    assert result.subtasks[0].mode == "tools"
 
 
 def test_obeyed_orders_to_read_outside_the_workspace_are_refused_and_nothing_leaks(

@@ -173,7 +173,7 @@ def test_tools_run_with_the_models_arguments_and_their_results_reach_the_next_st
     assert (
         f"`{REPO}:52`" in result.report and "3.1 SQL 注入防护 — java-secure-coding" in result.report
     )
-    assert result.subtasks[0].mode == "llm"
+    assert result.subtasks[0].mode == "tools"
 
 
 def test_an_injected_instruction_is_refused_and_changes_nothing_else(home, embedder) -> None:  # noqa: ANN001

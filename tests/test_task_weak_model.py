@@ -46,6 +46,8 @@ class TextCaller(Auditor):
             return {"_content": text}
         if _schema_of(body)[0] == "RevisedPlan":  # a plan it cannot write: the offline plan
             return {"subtasks": []}
+        if _schema_of(body)[0] == "ToolTurn":  # nor a structured turn (core/task/turns.py)
+            return {"_content": "```json"}
         return super().__call__(body)
 
 
@@ -163,3 +165,31 @@ def test_a_look_alike_safe_project_reports_nothing_with_the_weak_model(
         (safe / name).write_text(text, encoding="utf-8")
     assert _run(home, safe, tmp_path / "offline.sarif")["findings"] == []
     assert _run(home, safe, tmp_path / "model.sarif", TextCaller())["findings"] == []
+
+
+class Searcher(TextCaller):
+    """Looks the topic up in the knowledge (as text calls) before it greps."""
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        if body.get("tools") and not _tool_results(body):
+            self.executor_bodies.append(body)
+            return {"_content": '{"name": "search_knowledge", "arguments": {"query": "SQL 注入"}}'}
+        return super().__call__(body)
+
+
+def test_a_subtasks_knowledge_search_costs_no_model_call_and_reaches_the_next_turn(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"  # its own: the module's home caches the other tests' replies
+    zx(home, "kb", "create", "kb")
+    zx(home, "add", "kb", str(ROOT / "samples" / "java-secure-coding-guideline.md"))
+    model = Searcher()
+    _run(home, SHOP, tmp_path / "model.sarif", model)
+    # The agentic loop's roles run once, for the task's research, however many subtasks
+    # searched the knowledge: a search inside a subtask is one fused search, no model call
+    # (a real 0.5B model spent minutes of plan/judge/answer calls per search before).
+    plans = [b for b in model.bodies if _schema_of(b)[0] == "AgentPlan"]
+    searched = [b for b in model.bodies if b.get("tools") and _tool_results(b)]
+    assert len(plans) == 1, len(plans)
+    seen = "\n".join(r for b in searched for r in _tool_results(b))
+    assert "[K" in seen and "java-secure-coding-guideline.md" in seen  # the excerpts came back

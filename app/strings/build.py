@@ -63,6 +63,10 @@ class ZH:
     )
     FAILED_ITEM = "{source}：{error}"
     FALLBACKS = "{count} 块未能从模型得到可用的知识，仅按原文索引（仍可检索）：{reasons}"
+    FALLBACKS_OFFLINE = (
+        "{count} 块未能从模型得到可用的知识（{reasons}）：其中 {offline} 块保留了内置抽取器找到的"
+        "实体和关系，其余仅按原文索引（仍可检索）"
+    )
     REJECTED = "模型回复中有 {count} 处不可用的内容被舍弃：{parts}"
     READY = "知识库「{kb}」已可以使用：到「召回」页提问或检索，试试它能找到什么。"
     READY_GRAPH = "它是图谱模式建的，也可以在「图谱」页浏览实体和关系。"
@@ -238,6 +242,11 @@ class EN(ZH):
     FALLBACKS = (
         "{count} chunk(s) got no usable knowledge from the model and are indexed by their text"
         " alone (still searchable): {reasons}"
+    )
+    FALLBACKS_OFFLINE = (
+        "{count} chunk(s) got no usable knowledge from the model ({reasons}): {offline} kept the"
+        " entities and relations the built-in extractor found, the rest are indexed by their"
+        " text alone (still searchable)"
     )
     REJECTED = "{count} unusable part(s) of the model's replies were dropped: {parts}"
     READY = (

@@ -21,7 +21,10 @@ class ZH:
     FAST_MODEL = "快速模型 (ZHIXING_FAST_MODEL)"
     FAST_MODEL_HELP = "用于查询改写等便宜的调用；留空则与对话模型相同。"
     STRUCTURED = "结构化输出方式 (ZHIXING_STRUCTURED_OUTPUT)"
-    STRUCTURED_HELP = "json_schema 最严格；不支持它的服务选 function_calling 或 json_mode。"
+    STRUCTURED_HELP = (
+        "auto = 先探测接口支持什么，再选用：json_schema 可用就用它，否则 json_mode，再否则"
+        " function_calling。也可以固定为其中一种。"
+    )
     CONCURRENCY = "构建时并发调用数"
     EMBED_HEADER = "向量模型"
     EMBEDDING = "向量模型 (ZHIXING_EMBEDDING)"
@@ -36,6 +39,21 @@ class ZH:
     TEST = "测试连接"
     TESTING = "正在测试连接…"
     TEST_OFFLINE = "没有配置接口地址或密钥：知行运行在内置离线模式。"
+    # What the connection test found an endpoint can do (core/llm/capabilities.py).
+    FOUND = (
+        "{model}：json_schema {json_schema}，json_object {json_object}，工具调用 {tool_calls}，"
+        "流式输出 {streaming}；{slots}；{method}"
+    )
+    SLOTS = "同时处理 {n} 个请求"
+    SLOTS_UNKNOWN = "未说明能同时处理几个请求"
+    METHOD_AUTO = "auto 选用 {method}"
+    METHOD_SET = "固定为 {method}"
+    WHY = {
+        "refused": "被拒绝",
+        "unusable": "回复不可用",
+        "as_text": "调用被写成文本",
+        "unreachable": "未得到回答",
+    }
     SAVE = "保存"
     SAVED = "已保存，新的设置已生效。"
     SAVED_PENDING = (
@@ -90,7 +108,8 @@ class EN(ZH):
     FAST_MODEL_HELP = "For cheap calls such as query rewriting; empty means the chat model."
     STRUCTURED = "Structured output (ZHIXING_STRUCTURED_OUTPUT)"
     STRUCTURED_HELP = (
-        "json_schema is the strictest; for a server without it, pick function_calling or json_mode."
+        "auto = find out what the endpoint supports, then use json_schema where it works, else"
+        " json_mode, else function_calling. Or fix one of them."
     )
     CONCURRENCY = "Parallel LLM calls during builds"
     EMBED_HEADER = "Embedding"
@@ -108,6 +127,20 @@ class EN(ZH):
     TEST = "Test connection"
     TESTING = "Testing the connection…"
     TEST_OFFLINE = "No endpoint or key is configured: Zhixing runs in its built-in offline mode."
+    FOUND = (
+        "{model}: json_schema {json_schema}, json_object {json_object}, tool calls {tool_calls},"
+        " streaming {streaming}; {slots}; {method}"
+    )
+    SLOTS = "serves {n} request(s) at a time"
+    SLOTS_UNKNOWN = "does not say how many requests it serves at once"
+    METHOD_AUTO = "auto uses {method}"
+    METHOD_SET = "set to {method}"
+    WHY = {
+        "refused": "refused",
+        "unusable": "reply unusable",
+        "as_text": "written as text",
+        "unreachable": "no answer",
+    }
     SAVE = "Save"
     SAVED = "Saved; the new settings are in use."
     SAVED_PENDING = (

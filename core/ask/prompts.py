@@ -84,7 +84,11 @@ class EvidenceVerdict(BaseModel):
     missing: list[str] = Field(
         default_factory=list, description="The aspects (as listed) the excerpts do not answer."
     )
-    sufficient: bool = Field(description="True only if the excerpts answer every aspect.")
+    # Defaults to False: a reply cut at its token limit (a weak model listing aspects without
+    # end) is salvaged as "not yet sufficient", which costs a round, never an answer.
+    sufficient: bool = Field(
+        default=False, description="True only if the excerpts answer every aspect."
+    )
 
 
 class RefinedQueries(BaseModel):
@@ -159,7 +163,9 @@ ASK_PROMPTS: dict[str, Prompt] = {
             template=_PLAN_TEMPLATE,
             schema=AgentPlan,
             fast=True,
-            completion_tokens=lambda _: 480,
+            # The real 0.5B model's plans: 55-154 tokens (median 151), 391 and 630 long, the
+            # rest runaway lists cut at the limit; 200 x 3 = 600 keeps the long ones whole.
+            completion_tokens=lambda _: 200,
         ),
         Prompt(
             name="evaluate",
@@ -174,7 +180,9 @@ ASK_PROMPTS: dict[str, Prompt] = {
             template=_REFINE_TEMPLATE,
             schema=RefinedQueries,
             fast=True,
-            completion_tokens=lambda _: 360,
+            # Up to 4 queries with rewrites, like the plan's queries (~150 tokens); the real
+            # model's refine replies both ran away to the old limit of 1,080 tokens.
+            completion_tokens=lambda _: 150,
         ),
     )
 }

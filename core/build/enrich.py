@@ -1,9 +1,10 @@
 """The enrich stage (docs/architecture.md §4): one knowledge extraction per chunk, then questions and graph.
 
 With an LLM configured each chunk costs exactly one structured call (questions, plus entities
-and relations in `graph` mode), cached; without one the built-in heuristics extract the
-entities and relations of `graph` mode and no questions (offline questions lowered retrieval on
-every set measured, benchmarks/bench_quality.py, issue 15), so an offline index-mode build
+and relations in `graph` mode), cached; the built-in heuristics extract the entities and
+relations of `graph` mode without one, and beside one (the model adds to them, never replaces
+them: core/build/merge.py). Questions are the model's only (offline questions lowered retrieval
+on every set measured, benchmarks/bench_quality.py, issue 15), so an offline index-mode build
 indexes each chunk by its text alone. The results are written to the catalog here, and the
 texts that need vectors (questions and touched entities) are handed back to the pipeline to
 embed with the chunks.
@@ -16,11 +17,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
+from zhixing.core.build.merge import known_types, merge_knowledge, model_names
 from zhixing.core.build.pause import BuildCancelled
 from zhixing.core.build.sanitize import clean_knowledge
 from zhixing.core.embed import Embedder
@@ -65,6 +68,7 @@ class EnrichResult:
     questions: list[tuple[int, int, str]] = field(default_factory=list)  # (doc, question id, text)
     entities: dict[int, str] = field(default_factory=dict)  # entity id -> text to embed
     degraded: dict[int, str] = field(default_factory=dict)  # chunk id -> why extraction failed
+    offline_fallback: list[int] = field(default_factory=list)  # degraded, kept offline entities
     extract_seconds: float = 0.0
 
 
@@ -94,33 +98,66 @@ class Enricher:
         self._ends: dict[str, int] = {}  # relation ends found among earlier entities
         self._display: dict[int, str] = {}  # entity id -> its name, for the similarity rules
         self.rejections = Rejections()  # what the boundary dropped from replies, per role
+        self._model_keys: set[str] | None = None  # beside the heuristics: the names the model wrote
 
     def enrich(self, items: Sequence[EnrichItem]) -> EnrichResult:
         """Extract, store and return what needs embedding. An unreachable LLM raises LLMError.
 
         Every reply passes the boundary first (core.llm.boundary, then `clean_knowledge`):
         what cannot be used is dropped and counted in `self.rejections`; a chunk with nothing
-        usable is recorded as a fallback (indexed by its text only) with the reason.
+        usable is recorded as a fallback with the reason. With a model in graph mode the offline
+        extractor runs beside it and its entities are added (core/build/merge.py), so a chunk
+        the model fails on keeps its offline entities; otherwise it is indexed by its text only.
         """
         result = EnrichResult()
-        extracted = []
         start = time.perf_counter()
-        knowledge_list = self._extract(items)
+        beside = self.llm is not None and self.kb.mode == "graph"
+        # The heuristics (a few ms a chunk) run while the model's requests wait on the server.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            heuristics = pool.submit(self._offline_all, items) if beside else None
+            knowledge_list = self._extract(items)
+            offline_list = heuristics.result() if heuristics else []
         result.extract_seconds = time.perf_counter() - start
-        for item, knowledge in zip(items, knowledge_list, strict=True):
-            if not isinstance(knowledge, ChunkKnowledge):
-                result.degraded[item.chunk_id] = _fallback_reason(knowledge)
-                continue
+        cleaned: list[tuple[EnrichItem, ChunkKnowledge | None, ChunkKnowledge | None]] = []
+        for n, (item, knowledge) in enumerate(zip(items, knowledge_list, strict=True)):
             context = "\n".join([item.title, *item.chunk.heading_path, item.chunk.text])
-            knowledge, dropped = clean_knowledge(knowledge, context, self.kb.mode)
-            self.rejections.extend("chunk_knowledge", dropped)
-            self._store_questions(item, knowledge, result)
-            extracted.append((item, knowledge))
+            model: ChunkKnowledge | None = None
+            if isinstance(knowledge, ChunkKnowledge):
+                model, dropped = clean_knowledge(knowledge, context, self.kb.mode)
+                self.rejections.extend("chunk_knowledge", dropped)
+            else:
+                result.degraded[item.chunk_id] = _fallback_reason(knowledge)
+            raw = offline_list[n] if offline_list else None
+            offline = None  # the heuristics' drops are no reply's: not counted
+            if isinstance(raw, ChunkKnowledge):
+                offline = clean_knowledge(raw, context, self.kb.mode)[0]
+            cleaned.append((item, model, offline))
+        extracted = []
+        types = known_types(cleaned, self._known_type) if beside else {}
+        self._model_keys = model_names(m for _, m, _ in cleaned) if beside else None
+        for item, model, offline in cleaned:
+            if offline is not None and (offline.entities or offline.relations):
+                if model is None:
+                    result.offline_fallback.append(item.chunk_id)
+                model = merge_knowledge(model or ChunkKnowledge(), offline, types)
+            if model is None:
+                continue
+            self._store_questions(item, model, result)
+            extracted.append((item, model))
         if self.kb.mode == "graph" and extracted:
             self._store_graph(extracted, result)
         if result.entities:
             result.entities = self.graph.entity_text(sorted(result.entities))
         return result
+
+    def _by_model(self, key: str) -> bool:
+        """Whether the model named `key`: only its own names cost it a merge or summary call."""
+        return self._model_keys is None or key in self._model_keys
+
+    def _known_type(self, key: str) -> str | None:
+        """The type of an entity of an earlier build that `key` names, if one does."""
+        known = self.graph.entities(self.graph.find_entities(self.kb.id, key)[:1])
+        return known[0].type if known else None
 
     def _extract(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | Exception]:
         llm = self.llm
@@ -165,6 +202,11 @@ class Enricher:
             return cast(list[ChunkKnowledge | Exception], out)  # the prompt's schema
 
         return self._guard(call)
+
+    def _offline_all(self, items: Sequence[EnrichItem]) -> list[ChunkKnowledge | Exception]:
+        started, out = time.perf_counter(), [self._offline(i) for i in items]
+        log.info("offline extraction beside the model: %.3f s", time.perf_counter() - started)
+        return out
 
     def _offline(self, item: EnrichItem) -> ChunkKnowledge | Exception:
         try:
@@ -228,13 +270,16 @@ class Enricher:
                 if not key:
                     continue
                 entity_id = ids[(key, _type(entity.type))]
-                self.graph.mention_entity(
-                    entity_id,
-                    item.chunk_id,
-                    name,
-                    entity.description.strip(),
-                    dict(entity.attributes),
-                )
+                # Two names of one entity in a chunk ("SQL", then its alias "SQL 语句", or an
+                # offline name beside the model's) make one mention: the first, the model's.
+                if entity_id not in local.values():
+                    self.graph.mention_entity(
+                        entity_id,
+                        item.chunk_id,
+                        name,
+                        entity.description.strip(),
+                        dict(entity.attributes),
+                    )
                 local[key] = entity_id
                 result.entities[entity_id] = ""
             for rel in knowledge.relations:
@@ -244,7 +289,8 @@ class Enricher:
                     key = normalize_entity_name(name)
                     found = local.get(key) or ends.get(key)
                     if found is not None and key not in local:
-                        self.graph.mention_entity(found, item.chunk_id, name, "", {})
+                        if found not in local.values():
+                            self.graph.mention_entity(found, item.chunk_id, name, "", {})
                         local[key] = found
                         result.entities[found] = ""
                     pair.append(found)
@@ -263,7 +309,11 @@ class Enricher:
                     )
                 )
         self.graph.refresh(result.entities, relations)
-        self.summarize_long(list(result.entities))
+        # Only what the model named costs it a summary; the heuristics' entities merge their
+        # descriptions as an offline build does.
+        asked = {e for (key, _), e in ids.items() if self._by_model(key)}
+        asked |= {e for key, e in self._ends.items() if self._by_model(key)}
+        self.summarize_long([e for e in result.entities if e in asked])
 
     def _resolve_all(self, wanted: dict[tuple[str, str], str]) -> dict[tuple[str, str], int]:
         """Map (normalized name, type) to entity ids: known names and aliases first, then
@@ -292,8 +342,9 @@ class Enricher:
                     candidates.append(self._fresh[int(j)])
             candidates.extend(self._fresh[earlier:])
             alias_of = self._closest(name, vector, type_, candidates)
-            if alias_of is not None and not self._confirm(name, type_, alias_of):
-                alias_of = None
+            # A name only the heuristics found is merged on similarity alone, as offline.
+            if alias_of is not None and self._by_model(key):
+                alias_of = alias_of if self._confirm(name, type_, alias_of) else None
             if alias_of is not None:
                 self.graph.add_alias(self.kb.id, key, type_, alias_of)
                 ids[(key, type_)] = alias_of

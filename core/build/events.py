@@ -71,6 +71,7 @@ class BuildReport:
     questions: int = 0
     degraded: int = 0  # chunks whose extraction failed; still searchable by their text
     fallbacks: dict[str, int] = field(default_factory=dict)  # why they failed -> how many
+    offline: int = 0  # of those, graph chunks that kept the offline extractor's entities
     rejected: dict[str, int] = field(default_factory=dict)  # "role: what was dropped" -> count
     extract_seconds: float = 0.0  # time spent extracting knowledge (LLM calls or heuristics)
     seconds: float = 0.0
@@ -96,6 +97,7 @@ class BuildReport:
             "questions": self.questions,
             "degraded": self.degraded,
             "fallbacks": dict(self.fallbacks),
+            "offline_knowledge": self.offline,
             "rejected": dict(self.rejected),
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped or None,

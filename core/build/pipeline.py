@@ -516,6 +516,7 @@ class _Run:
         rows += [(0, "entity", eid, text) for eid, text in enriched.entities.items()]
         self.report.questions += len(enriched.questions)
         self.report.degraded += len(enriched.degraded)
+        self.report.offline += len(enriched.offline_fallback)
         for chunk_id, reason in enriched.degraded.items():
             self.report.fallbacks[reason] = self.report.fallbacks.get(reason, 0) + 1
             self.p.graph.mark_degraded([chunk_id], reason)

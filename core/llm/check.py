@@ -1,8 +1,10 @@
-"""The "test connection" button: one small structured call to each configured model, and one embedding.
+"""The "test connection" button: what each configured model can do, one small structured call
+to each, and one embedding.
 
-It goes through the same client the builds use (structured output method, retries off), so a
-success here means extraction and answers will work; a failure says exactly what went wrong,
-in the client's words, without echoing the API key.
+Each model's endpoint is probed afresh (core/llm/capabilities.py: json_schema, json_object,
+tool calls, streaming, slots), then called through the same client the builds use (structured
+output method, retries off), so a success here means extraction and answers will work; a
+failure says exactly what went wrong, in the client's words, without echoing the API key.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from pydantic import BaseModel, Field
 
 from zhixing.core.config import Settings
 from zhixing.core.errors import ZhixingError
+from zhixing.core.llm.capabilities import Capabilities, describe
 from zhixing.core.llm.prompts import Prompt
 
-__all__ = ["ConnectionCheck", "check_connection"]
+__all__ = ["ConnectionCheck", "Found", "check_connection"]
 
 
 class Pong(BaseModel):
@@ -34,10 +37,27 @@ _PING = Prompt(
 )
 
 
+@dataclass(frozen=True)
+class Found:
+    """What one model's endpoint was found to do, and the structured-output method it gets."""
+
+    model: str
+    capabilities: Capabilities
+    method: str  # json_schema, json_mode or function_calling: what the calls will use
+    chosen: bool  # True when ZHIXING_STRUCTURED_OUTPUT is auto (the method was picked)
+
+    @property
+    def line(self) -> str:
+        """The finding as one English line (the settings page words it in the user's language)."""
+        how = f"auto uses {self.method}" if self.chosen else f"set to {self.method}"
+        return f"{self.model}: {describe(self.capabilities)}; {how}"
+
+
 @dataclass
 class ConnectionCheck:
     ok: bool
     lines: list[str] = field(default_factory=list)  # one per model or embedding tried
+    found: list[Found] = field(default_factory=list)  # one per model, what it can do
 
 
 def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> ConnectionCheck:
@@ -51,6 +71,9 @@ def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> Connecti
     models = dict.fromkeys([settings.chat_model, settings.fast_model or settings.chat_model])
     for model in models:
         role = replace(_PING, fast=model != settings.chat_model)
+        caps = client.capabilities(model, fresh=True)
+        auto = settings.structured_output == "auto"
+        result.found.append(Found(model, caps, client.method_for(model), auto))
         start = time.perf_counter()
         try:
             client.call(role, {"nonce": time.time_ns()})

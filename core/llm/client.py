@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, cast
 
-import httpx
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
@@ -29,6 +28,7 @@ from zhixing.core.config import Settings
 from zhixing.core.errors import LLMError, LLMOutputError
 from zhixing.core.llm.boundary import Rejections, salvage
 from zhixing.core.llm.cache import LLMCache, cache_key
+from zhixing.core.llm.capabilities import Capabilities, Prober, choose_method, server_slots
 from zhixing.core.llm.prompts import Prompt, estimate_tokens
 from zhixing.core.llm.protocol import CallsCancelled
 from zhixing.core.llm.retry import (
@@ -65,7 +65,6 @@ _CONNECT_TIMEOUT_S = 10.0
 # A streamed reply ends by its max_tokens at this slowest rate, after the read timeout: a tenth
 # of the slowest generation measured on a one-slot CPU llama-server (18 tokens/s, issue 34).
 _MIN_TOKENS_PER_S = 2.0
-_PROPS_TIMEOUT_S = 3.0
 # The model's speed before any call of this process has measured it: the slowest rates measured
 # on a one-slot CPU llama-server in issue 34 (prompt 105-123, generation 18-27 tokens/s), so an
 # unmeasured endpoint's time is overestimated rather than under.
@@ -77,18 +76,6 @@ def max_tokens(role: Prompt) -> int:
     """The token limit sent with every call of a role (the longest estimate, times a margin)."""
     guess = max(role.completion_tokens({"mode": "graph"}), role.completion_tokens({}))
     return max(_MIN_MAX_TOKENS, _MAX_TOKENS_FACTOR * guess)
-
-
-def server_slots(base_url: str) -> int | None:
-    """How many requests the server says it serves at once (llama-server's /props
-    `total_slots`), or None where it says nothing (vLLM, Ollama, OpenAI)."""
-    root = base_url.rstrip("/").removesuffix("/v1")
-    try:
-        reply = httpx.get(f"{root}/props", timeout=_PROPS_TIMEOUT_S)
-        slots = reply.json().get("total_slots") if reply.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    return slots if isinstance(slots, int) and slots > 0 else None
 
 
 @dataclass(frozen=True)
@@ -104,7 +91,27 @@ class _Prepared:
 
 @cache
 def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
-    return schema.model_json_schema()
+    """The JSON schema sent to the server, with every property required.
+
+    A grammar-building server (llama.cpp) writes the required properties first: with `found`
+    required and `answer` optional, the model committed to its verdict before it had written a
+    word (issue 34). Required, they come in the schema's order. Validation stays with the
+    pydantic class, whose defaults still fill what a lenient server leaves out.
+    """
+    out = schema.model_json_schema()
+    _require_all(out)
+    return out
+
+
+def _require_all(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+            node["required"] = list(node["properties"])
+        for value in node.values():
+            _require_all(value)
+    elif isinstance(node, list):
+        for value in node:
+            _require_all(value)
 
 
 class LLMClient:
@@ -128,7 +135,8 @@ class LLMClient:
         self._timeout = (min(timeout_s, _CONNECT_TIMEOUT_S), timeout_s, timeout_s, timeout_s)
         self.base_url = (settings.openai_base_url or DEFAULT_BASE_URL).rstrip("/")
         self.shown_url = public_url(self.base_url)  # for messages and logs
-        self.method = settings.structured_output
+        # What the endpoint was found to do, asked at the first call that needs it (`auto`).
+        self._prober = Prober(self.base_url, settings.openai_api_key, timeout_s=timeout_s)
         self.stats = LLMStats()
         self._policy = RetryPolicy(max_attempts=max_attempts, backoff_s=backoff_s)
         # Bounds requests in flight across every caller of this client, not only call_many:
@@ -157,6 +165,23 @@ class LLMClient:
                         log.info("%s serves %d request(s) at once", self.shown_url, slots)
                     self._asked_slots = True
         return self.concurrency
+
+    def capabilities(self, model: str | None = None, *, fresh: bool = False) -> Capabilities:
+        """What the endpoint does for `model` (the chat model by default): probed once per
+        process, or again with `fresh` (test connection)."""
+        return self._prober.get(model or self.settings.chat_model, fresh=fresh)
+
+    @property
+    def method(self) -> str:
+        """The structured-output method of the chat model's calls."""
+        return self.method_for(self.settings.chat_model)
+
+    def method_for(self, model: str) -> str:
+        """The structured-output method for calls on `model`: the setting, or under `auto`
+        what the endpoint honours (core.llm.capabilities.choose_method)."""
+        if self.settings.structured_output != "auto":
+            return self.settings.structured_output
+        return choose_method(self._prober.get(model))
 
     def _limit(self, tokens: int) -> dict[str, Any]:
         """The token limit as the endpoint reads it: OpenAI's own API takes
@@ -250,7 +275,7 @@ class LLMClient:
                 continue
             calls += 1
             prompt_tokens += estimate_tokens(item.system) + estimate_tokens(item.user) + 8
-            if self.method != "json_mode":
+            if self.method_for(item.model) != "json_mode":
                 prompt_tokens += schema_tokens
             completion_tokens += role.completion_tokens(variables)
         return {
@@ -266,6 +291,12 @@ class LLMClient:
         slow defaults), with as many at once as the server serves."""
         with self._lock:
             seconds, tokens = self._spent
+        probed = self._prober.peek(self.settings.chat_model)
+        if not tokens and probed is not None and probed.spent is not None:
+            # No call measured yet in this process: the probe's replies measured the endpoint
+            # (a loaded machine's model runs at a third of its idle speed, issue 34).
+            seconds, prompt, completion = probed.spent
+            tokens = _equivalent(prompt, completion)
         work = _equivalent(prompt_tokens, completion_tokens)
         per_token = seconds / tokens if tokens else 1 / _COMPLETION_TOKENS_PER_S
         return work * per_token / max(min(self._slots.limit, max(calls, 1)), 1)
@@ -275,13 +306,13 @@ class LLMClient:
     def _prepare(self, role: Prompt, variables: Mapping[str, object]) -> _Prepared:
         user = role.render(variables)
         schema = _schema_json(role.schema)
-        if self.method == "json_mode":
+        model = self.model_for(role)
+        if self.method_for(model) == "json_mode":
             # json_mode only promises *some* JSON object, so the prompt has to carry the shape.
             user += (
                 "\n\nReply with one JSON object, without prose or code fences, that matches"
                 f" this JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
             )
-        model = self.model_for(role)
         key = cache_key(model, f"{role.system}\n\n{user}", schema)
         return _Prepared(role=role, model=model, system=role.system, user=user, key=key)
 
@@ -523,7 +554,7 @@ class LLMClient:
         return {"raw": raw, "parsed": parsed, "parsing_error": None}
 
     def _streaming_model(self, model: str, role: Prompt) -> Runnable:
-        """The chat model asked for the schema the way `self.method` says, to be streamed.
+        """The chat model asked for the schema the way `method_for` says, to be streamed.
 
         The response format goes in the request body as it is (`extra_body`): langchain-openai
         would stream a `response_format` argument through the SDK's parse helper, which sends
@@ -531,8 +562,9 @@ class LLMClient:
         """
         schema = role.schema
         limit = self._limit(max_tokens(role))
+        method = self.method_for(model)
         with self._lock:
-            runnable = self._runnables.get(("stream", (model, schema)))
+            runnable = self._runnables.get(("stream", (model, schema, method)))
             if runnable is not None:
                 return runnable
             llm = ChatOpenAI(
@@ -549,13 +581,13 @@ class LLMClient:
                 "name": schema.__name__,
                 "description": (schema.__doc__ or schema.__name__).strip(),
             }
-            if self.method == "function_calling":
+            if method == "function_calling":
                 tool = {
                     "type": "function",
                     "function": described | {"parameters": _schema_json(schema)},
                 }
                 runnable = llm.bind_tools([tool], tool_choice=schema.__name__, extra_body=extra)
-            elif self.method == "json_mode":
+            elif method == "json_mode":
                 runnable = llm.bind(extra_body=extra | {"response_format": {"type": "json_object"}})
             else:
                 format_ = described | {"schema": _schema_json(schema), "strict": False}
@@ -563,18 +595,19 @@ class LLMClient:
                     extra_body=extra
                     | {"response_format": {"type": "json_schema", "json_schema": format_}}
                 )
-            self._runnables[("stream", (model, schema))] = runnable
+            self._runnables[("stream", (model, schema, method))] = runnable
             return runnable
 
     def _runnable(self, model: str, role: Prompt) -> Runnable:
+        method = self.method_for(model)
         with self._lock:
-            runnable = self._runnables.get((model, role.schema))
+            runnable = self._runnables.get((model, (role.schema, method)))
             if runnable is None:
-                runnable = self._build_runnable(model, role)
-                self._runnables[(model, role.schema)] = runnable
+                runnable = self._build_runnable(model, role, method)
+                self._runnables[(model, (role.schema, method))] = runnable
             return runnable
 
-    def _build_runnable(self, model: str, role: Prompt) -> Runnable:
+    def _build_runnable(self, model: str, role: Prompt, method: str) -> Runnable:
         schema = role.schema
         llm = ChatOpenAI(
             model=model,
@@ -586,7 +619,7 @@ class LLMClient:
             use_responses_api=False,  # OpenAI-compatible servers implement chat completions
         )
         target: type[BaseModel] | dict[str, Any] = schema
-        if self.method == "json_schema":
+        if method == "json_schema":
             # Passed as a non-strict JSON schema, not as the pydantic class: langchain would send
             # a class as OpenAI "strict" mode, which rejects open objects such as the entities'
             # `attributes` map and fields with defaults. Validation happens here instead.
@@ -596,8 +629,8 @@ class LLMClient:
                 "schema": _schema_json(schema),
                 "strict": False,
             }
-        method = cast(Literal["function_calling", "json_mode", "json_schema"], self.method)
-        return llm.with_structured_output(target, method=method, include_raw=True)
+        kind = cast(Literal["function_calling", "json_mode", "json_schema"], method)
+        return llm.with_structured_output(target, method=kind, include_raw=True)
 
 
 _POLL_S = 0.05  # how often a waiting caller looks at its cancel event

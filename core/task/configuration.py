@@ -48,6 +48,10 @@ class TaskContext:
     # The workspace's data-flow analysis, made once by the research node (core/task/dataflow.py).
     analysis: AuditResult | None = None
     confirmations: int = 0  # reviews spent so far (core/task/confirm.py)
+    # Whether the chat model's tool-calling turns hold calls: None until the endpoint's probed
+    # capabilities or a subtask have shown it; False sends later subtasks straight to
+    # structured turns (core/task/turns.py).
+    tool_turns: bool | None = None
 
     def call_budget(self) -> dict[str, int]:
         """The most model calls the task agent itself may make, by step (the research's

@@ -4,13 +4,13 @@
 
 Every node reports what it did on LangGraph's custom stream: `{"node": name, ...}`; the agentic
 search's own events pass through with `"phase": "research"` (or `"subtask"` inside a subtask).
-With an LLM, plan and replan make one structured call each and execute runs a tool-calling loop;
-a failed LLM step falls back to the offline heuristic, and the event says so.
+With an LLM, plan and replan make one structured call each and execute drives the subtask with
+the model (core/task/turns.py: tool calling, structured turns, or offline with the model
+reviewing); a failed LLM step falls back to the offline heuristic, and the event says so.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 import time
@@ -24,7 +24,7 @@ from zhixing.core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
 from zhixing.core.audit import AuditResult
 from zhixing.core.errors import LLMError
 from zhixing.core.llm.boundary import tidy, tidy_list
-from zhixing.core.task import confirm, dataflow, offline
+from zhixing.core.task import confirm, dataflow, offline, turns
 from zhixing.core.task.audit_rules import sections_of, topic_for
 from zhixing.core.task.configuration import TaskContext
 from zhixing.core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
@@ -37,7 +37,6 @@ from zhixing.core.task.state import (
     TaskState,
     knowledge_ref,
 )
-from zhixing.core.task.toolcalling import execute_with_tools
 from zhixing.core.task.tools import ToolBox
 from zhixing.core.task.workspace import Workspace
 from zhixing.core.trace import (
@@ -308,17 +307,19 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     findings: list[Finding] = []
     chinese = is_chinese(state["task"])
     mode = "offline"
+    calls = 0
     if subtask.topic == dataflow.BUILTIN_TOPIC:
         mode = "built-in"
         summary = ""
     elif ctx.chat is not None:
         try:
-            findings, summary = execute_with_tools(state["task"], subtask, box, ctx.chat)
-            mode = "llm"
-            if ctx.workspace is not None:  # the model adds to the offline scan, never less
-                findings, summary, mode = _with_scan(
-                    subtask, box, (findings, summary), runtime, chinese=chinese
-                )
+            driven = turns.drive(state["task"], subtask, box, chinese=chinese)
+            findings, summary, mode, calls = (
+                driven.findings,
+                driven.summary,
+                driven.way,
+                driven.tool_calls,
+            )
         except LLMError as exc:
             log.warning("Subtask %d falls back to the offline scan: %s", number, exc)
             notes.append(str(exc))
@@ -327,12 +328,8 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         if ctx.workspace is not None:
             findings, summary = offline.scan(subtask, box, chinese=chinese)
         else:
-            box.run("search_knowledge", {"query": subtask.title})
-            summary = (
-                f"查阅了知识库中关于「{subtask.title}」的内容；没有工作区，未检查代码。"
-                if chinese
-                else f"Consulted the knowledge on {subtask.title}; no workspace to check."
-            )
+            summary = offline.consult(subtask, box, chinese=chinese)
+        calls = len(box.calls)
     if ctx.analysis is not None:
         flows = dataflow.findings_for(subtask, ctx.analysis, state["subtasks"])
         findings = dataflow.merge(findings, flows)
@@ -347,7 +344,7 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         index=number,
         title=subtask.title,
         summary=summary,
-        tool_calls=len(box.calls),
+        tool_calls=calls,
         mode=mode,
         findings=len(findings),
         notes=tuple(notes),
@@ -360,41 +357,11 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             title=subtask.title,
             summary=summary,
             findings=len(findings),
-            tool_calls=len(box.calls),
+            tool_calls=calls,
             mode=mode,
         ),
     )
     return {"cursor": number, "findings": findings, "done": [outcome]}
-
-
-_SCAN_CALLS = 30  # the most TaskContext allows; the scan greps each of its patterns once
-
-
-def _with_scan(
-    subtask: Subtask,
-    box: ToolBox,
-    done: tuple[list[Finding], str],
-    runtime: Runtime[TaskContext],
-    *,
-    chinese: bool,
-) -> tuple[list[Finding], str, str]:
-    """The model's findings plus the offline scan's that it did not report (a weak model may
-    record nothing); turns that inspected no code are no execution, so the scan's summary
-    stands for the step then ("offline (LLM inspected nothing)")."""
-    findings, summary = done
-    looked = any(c["ok"] and c["tool"] != "search_knowledge" for c in box.calls)
-    # The scan gets the offline run's own budget: the model's turns spent theirs, and a scan
-    # cut short would find less than the offline run does.
-    scan_ctx = dataclasses.replace(runtime.context, max_tool_calls=_SCAN_CALLS)
-    # Silent, and outside the model's count: the trace and the budget show what the model did.
-    scan_box = ToolBox(scan_ctx, lambda _: None, box.subtask, list(subtask.knowledge))
-    scanned, scan_summary = offline.scan(subtask, scan_box, chinese=chinese)
-    merged = dataflow.merge(findings, scanned)
-    if not looked:
-        return merged, scan_summary, "offline (LLM inspected nothing)"
-    if not re.search(r"\w", summary.replace("```json", "")):  # a summary of a bare fence
-        summary = scan_summary
-    return merged, summary, "llm"
 
 
 # --- report -----------------------------------------------------------------------------------

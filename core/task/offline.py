@@ -29,7 +29,7 @@ from zhixing.core.task.state import HEURISTIC_NOTE, Finding, Subtask
 from zhixing.core.task.tools import ToolBox
 from zhixing.core.task.workspace import GrepHit
 
-__all__ = ["first_plan", "revised_plan", "scan"]
+__all__ = ["consult", "first_plan", "revised_plan", "scan"]
 
 _SAME_SPOT = 3  # findings of one subtask this close in one file are one finding
 
@@ -144,6 +144,14 @@ def scan(subtask: Subtask, box: ToolBox, *, chinese: bool = False) -> tuple[list
         f" {len(leads)} line(s)."
     )
     return findings, summary
+
+
+def consult(subtask: Subtask, box: ToolBox, *, chinese: bool = False) -> str:
+    """Without a workspace: look the subtask up in the knowledge; return the summary."""
+    box.run("search_knowledge", {"query": subtask.title})
+    if chinese:
+        return f"查阅了知识库中关于「{subtask.title}」的内容；没有工作区，未检查代码。"
+    return f"Consulted the knowledge on {subtask.title}; no workspace to check."
 
 
 def _topic_findings(subtask: Subtask, topic: Topic, box: ToolBox) -> list[Finding]:

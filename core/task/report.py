@@ -128,10 +128,11 @@ _ZH = _Words(
     subtasks="## 子任务",
     outcome="- **{title}**（{mode}，{calls} 次工具调用，{findings} 项发现）：{summary}",
     modes={
-        "llm": "大模型",
+        "tools": "大模型调用工具",
+        "structured turns": "大模型按结构化步骤选择工具",
+        "offline, model reviewing": "离线执行，大模型复核",
         "offline": "离线",
         "offline (LLM failed)": "离线（大模型调用失败）",
-        "offline (LLM inspected nothing)": "离线（大模型未检查代码）",
         "built-in": "内置规则包",
     },
     findings="## 发现",

@@ -119,7 +119,9 @@ class SubtaskOutcome:
     title: str
     summary: str
     tool_calls: int
-    mode: str  # "llm" | "offline" | "offline (LLM failed)"
+    # "tools" | "structured turns" | "offline, model reviewing" (core/task/turns.py) |
+    # "offline" | "offline (LLM failed)" | "built-in"
+    mode: str
     findings: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
 

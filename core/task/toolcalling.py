@@ -9,13 +9,16 @@ The model is reached through `LLMClient.invoke_tools`: langchain-openai stays in
 
 A small model behind a server that builds the tool grammar often writes its call as text: bare
 JSON, or JSON in a ```json fence, in `content`, with `tool_calls` empty. Such a reply is read as
-the call it means (`text_calls`), so its tools run; a turn with neither is the model's summary.
+the call it means (`text_calls`), so its tools run. A turn with neither is the model's summary
+once it has inspected something; before that it is no step at all, and the loop stops with
+`ToolRun.empty` set, so the caller goes on with structured turns (core/task/turns.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -26,7 +29,7 @@ from zhixing.core.task.prompts import EXECUTOR_SYSTEM
 from zhixing.core.task.state import Finding, KnowledgeRef, Subtask
 from zhixing.core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
 
-__all__ = ["execute_with_tools", "text_calls"]
+__all__ = ["ToolRun", "execute_with_tools", "record", "text_calls"]
 
 _MAX_FINDINGS = 12  # per subtask
 _SEVERITIES = ("high", "medium", "low", "info")
@@ -68,34 +71,48 @@ def _brief(task: str, subtask: Subtask, box: ToolBox) -> str:
     )
 
 
-def execute_with_tools(
-    task: str, subtask: Subtask, box: ToolBox, chat: Any
-) -> tuple[list[Finding], str]:
+@dataclass
+class ToolRun:
+    """What the tool-calling turns of one subtask came to."""
+
+    findings: list[Finding]
+    summary: str
+    turns: int  # the turns spent, out of the subtask's budget + 2
+    empty: bool = False  # it stopped at a turn without a call while nothing was inspected
+    called: bool = False  # some turn held a call (in tool_calls, or written as text)
+
+
+def execute_with_tools(task: str, subtask: Subtask, box: ToolBox, chat: Any) -> ToolRun:
     """Run one subtask with the model choosing tools; return its findings and its summary."""
     tools = _tool_defs(box.names())
     messages: list[BaseMessage] = [
         SystemMessage(EXECUTOR_SYSTEM.format(max_calls=box.context.max_tool_calls)),
         HumanMessage(_brief(task, subtask, box)),
     ]
-    findings: list[Finding] = []
-    summary = ""
+    run = ToolRun(findings=[], summary="", turns=0)
+    findings = run.findings
     for _ in range(box.context.max_tool_calls + 2):
         reply = _invoke(chat, messages, tools)
+        run.turns += 1
         if not reply.tool_calls and not reply.invalid_tool_calls:
             written = text_calls(reply.content, set(box.names()) | {"record_finding"})
             if written:
                 reply = AIMessage(content="", tool_calls=written)
         messages.append(reply)
         if not reply.tool_calls and not reply.invalid_tool_calls:
-            summary = reply.content if isinstance(reply.content, str) else str(reply.content)
+            if not box.inspected:  # prose, a bare fence or broken JSON: no step was taken
+                run.empty = True
+                break
+            run.summary = reply.content if isinstance(reply.content, str) else str(reply.content)
             break
+        run.called = True
         for n, call in enumerate(reply.tool_calls):
             args = call.get("args")
             name = str(call.get("name") or "")
             if not isinstance(args, dict):
                 output = box.refuse(name, "the arguments were not a JSON object")
             elif name == "record_finding":
-                output = box.record(dict(args), lambda a: _record(a, subtask, box, findings))
+                output = box.record(dict(args), lambda a: record(a, subtask, box, findings))
             else:
                 output = box.run(name, dict(args))
             messages.append(ToolMessage(output, tool_call_id=call.get("id") or f"call-{n}"))
@@ -108,7 +125,8 @@ def execute_with_tools(
             )
             call_id = bad.get("id") or f"invalid-{n}"
             messages.append(ToolMessage(output, tool_call_id=call_id))
-    return findings, summary.strip() or f"{len(findings)} finding(s) recorded."
+    run.summary = run.summary.strip() or f"{len(findings)} finding(s) recorded."
+    return run
 
 
 def text_calls(content: object, names: set[str]) -> list[dict[str, Any]]:
@@ -152,7 +170,9 @@ def _invoke(chat: Any, messages: list[BaseMessage], tools: list[dict[str, Any]])
     return reply
 
 
-def _record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Finding]) -> str:
+def record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Finding]) -> str:
+    """Check a finding the model records against the workspace and add it `into`; return what
+    the model is told (ToolRefused when it cannot stand)."""
     if len(into) >= _MAX_FINDINGS:
         raise ToolRefused(f"This subtask already holds {_MAX_FINDINGS} findings.")
     try:

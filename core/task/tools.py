@@ -1,6 +1,6 @@
 """The task agent's tools and their budget: every call is bounded, traced and confined.
 
-`ToolBox` runs one subtask's tool calls: `search_knowledge` (the agentic search), and the
+`ToolBox` runs one subtask's tool calls: `search_knowledge` (one fused search), and the
 read-only `list_files`, `read_file` and `grep` over the workspace (which refuses any path outside
 its root). Each call emits a `tool_call` event before it runs and a `tool_result` event after;
 once the subtask's budget of calls is spent, further calls are refused without running. Tool
@@ -10,6 +10,7 @@ output reaches the model wrapped in <tool_output> tags: it is data, never instru
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,11 +22,9 @@ from zhixing.core.task.configuration import TaskContext
 from zhixing.core.task.state import KnowledgeRef, knowledge_ref
 from zhixing.core.task.workspace import TOOL_TIMEOUT_S, GrepHit
 from zhixing.core.trace import (
-    AskEvent,
     EventSink,
     ToolCallEvent,
     ToolResultEvent,
-    with_phase,
 )
 
 __all__ = ["TOOL_SPECS", "ToolBox", "ToolRefused"]
@@ -33,10 +32,11 @@ __all__ = ["TOOL_SPECS", "ToolBox", "ToolRefused"]
 _OUTPUT_CHARS = 6000  # of one tool result shown to the model
 _EVENT_CHARS = 1500  # of one tool result carried in a trace event
 _GREP_LIMIT = 60
+_SEARCH_HITS = 6  # excerpts one search_knowledge call returns (each cut to 400 characters)
 
 
 class SearchKnowledge(BaseModel):
-    """Search the attached knowledge bases (several rounds) and get cited excerpts back."""
+    """Search the attached knowledge bases and get numbered excerpts back."""
 
     query: str = Field(description="What to look up, e.g. a clause topic or an API name.")
 
@@ -111,12 +111,28 @@ class ToolBox:
         """Whether the subtask's budget of tool calls (findings aside) is used up."""
         return sum(1 for c in self.calls if c["counted"]) >= self.context.max_tool_calls
 
+    @property
+    def inspected(self) -> bool:
+        """Whether a call has looked at something: the workspace's code when there is one
+        (a knowledge search alone inspects no code), else the knowledge."""
+        if self.context.workspace is None:
+            return any(c["ok"] and c["counted"] for c in self.calls)
+        return any(c["ok"] and c["tool"] in WORKSPACE_TOOLS for c in self.calls)
+
     def names(self) -> list[str]:
         """The tools this subtask may call (no workspace tools without a workspace)."""
         names = ["search_knowledge"]
         if self.context.workspace is not None:
             names += list(WORKSPACE_TOOLS)
         return names
+
+    def handover(self, max_tool_calls: int) -> ToolBox:
+        """This subtask's box for the offline executor that takes it over from the model: the
+        same trace, its steps numbered after the model's, a budget of its own."""
+        context = dataclasses.replace(self.context, max_tool_calls=max_tool_calls)
+        box = ToolBox(context, self.emit, self.subtask, self.knowledge)
+        box.calls = [{**c, "counted": False} for c in self.calls]
+        return box
 
     def run(self, tool: str, args: dict[str, Any]) -> str:
         """Run one call and return its output as the model sees it (refusals included)."""
@@ -219,18 +235,18 @@ class ToolBox:
         return self.context.workspace
 
     def _search_knowledge(self, query: str) -> str:
-        def forward(event: AskEvent) -> None:
-            self.emit(with_phase(event, "subtask", self.subtask))
-
-        result = self.context.research(query, forward)
-        lines = [f"Answer: {result.answer.to_json().get('answer', '')}"]
-        for hit in result.evidence[:6]:
+        # One fused search (six strategies, no model call), not the agentic loop: the task's
+        # research step ran that loop once already, and inside a subtask each of its rounds
+        # costs the executing model's turn several more calls (a real 0.5B model on one slot
+        # spent minutes per search_knowledge so, issue 34). The model reads the excerpts.
+        lines = []
+        for hit in self.context.search(query, _SEARCH_HITS):
             ref = knowledge_ref(hit, max_chars=400)
             if all(k.chunk_id != ref.chunk_id for k in self.knowledge):
                 self.knowledge.append(ref)
             n = next(i for i, k in enumerate(self.knowledge, 1) if k.chunk_id == ref.chunk_id)
             lines.append(f"[K{n}] {ref.document} · {ref.section} · p.{ref.page}: {ref.text}")
-        return "\n".join(lines)
+        return "\n".join(lines) or "(nothing found in the knowledge bases)"
 
 
 def _grep_text(hits: list[GrepHit]) -> str:
