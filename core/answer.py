@@ -137,11 +137,14 @@ def grounded_answer(
     *,
     llm: LLM | None = None,
     aspects: Sequence[str] = (),
+    offline_aspects: Sequence[str] | None = None,
     max_citations: int = 8,
     on_text: Callable[[str], None] | None = None,
 ) -> Answer:
     """Answer `question` only from `hits`, citing them inline; say "not found" when they can't.
 
+    `offline_aspects` (the agentic loop's offline plan) group the extractive answer that a
+    model's unusable or not-found reply gives way to; without them, `aspects` do.
     `on_text`, with a model that streams, gets the answer's text so far each time it grows,
     its citations already numbered as the final answer numbers them; the returned `Answer` is
     what counts (it may differ: a not-found, or the extractive answer when the model's fails).
@@ -150,6 +153,11 @@ def grounded_answer(
         return not_found(question)
     if llm is None:
         return _extractive_answer(question, hits, aspects, max_citations)
+    # Where the model's answer gives way, the extractive answer is the one Zhixing gives without
+    # a model: grouped under the aspects offline planning gives (`offline_aspects`, the agentic
+    # loop's), not under the model's (a 0.5B model's "公司合作开发" for a question about a game's
+    # developers picked other sentences and lost answers offline had, issue 34).
+    own = aspects if offline_aspects is None else offline_aspects
     try:
         answer = _llm_answer(question, hits, llm, max_citations, on_text)
     except LLMError as exc:
@@ -157,14 +165,14 @@ def grounded_answer(
         # or an endpoint that failed: the extractive answer still works.
         log.info("The grounded answer falls back to the extractive one: %s", exc)
         return replace(
-            _extractive_answer(question, hits, aspects, max_citations),
+            _extractive_answer(question, hits, own, max_citations),
             note=NOTE_UNUSABLE,
         )
     if answer.found:
         return answer
     # The model adds, never subtracts: its not-found does not outweigh hits whose own
     # sentences answer the question (a weak model under a grammar says not-found early).
-    extractive = _extractive_answer(question, hits, aspects, max_citations)
+    extractive = _extractive_answer(question, hits, own, max_citations)
     if extractive.found:
         log.info("The model found nothing; the extractive answer cites the hits instead.")
         return replace(extractive, note=NOTE_MODEL_NOT_FOUND)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from zhixing.core.answer import Answer, grounded_answer
 from zhixing.core.ask import AgentContext, AgenticResult, run_agentic
 from zhixing.core.ask.checkpoints import open_checkpointer
+from zhixing.core.ask.nodes import offline_aspects
 from zhixing.core.auth import LOCAL, ROLES, User, is_loopback
 from zhixing.core.build import (
     BuildPipeline,
@@ -657,12 +658,17 @@ class KnowledgeService(AccessControl, NotebookMixin):
                 queries, kbs, top_k=top_k, rewrites=rewrites
             ),
             answer=lambda q, evidence, aspects: grounded_answer(
-                q, evidence, llm=self.llm, aspects=aspects
+                q, evidence, llm=self.llm, aspects=aspects, offline_aspects=offline_aspects(q)
             ),
             answer_stream=(
                 (
                     lambda q, evidence, aspects, on_text: grounded_answer(
-                        q, evidence, llm=self.llm, aspects=aspects, on_text=on_text
+                        q,
+                        evidence,
+                        llm=self.llm,
+                        aspects=aspects,
+                        offline_aspects=offline_aspects(q),
+                        on_text=on_text,
                     )
                 )
                 if stream and isinstance(self.llm, StreamingLLM)

@@ -281,3 +281,24 @@ def test_a_reply_cut_before_its_verdict_is_salvaged_without_a_repair(
     assert sent == 1  # no repair request: the cut reply was enough
     verdict = result.model_dump()
     assert verdict.get("sufficient", verdict.get("found")) is kept, verdict
+
+
+def test_the_extractive_answer_a_models_not_found_gives_way_to_is_the_offline_one(
+    home: Path,
+    embedder,  # noqa: ANN001
+) -> None:
+    # A 0.5B model planned aspects that are not the question's ("公司合作开发" for a game's
+    # developers); the extractive answer grouped under them picked other sentences than the
+    # offline answer and lost the gold answer. It is grouped under the question's parts.
+    model = Model(
+        AgentPlan=lambda _: {
+            "aspects": ["Company cooperation", "Body features"],
+            "queries": [{"query": "HSTS max-age"}, {"query": "includeSubDomains"}],
+        }
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        with_model = svc.ask(QUESTION, ["sec"], max_rounds=1).answer
+    assert with_model.method == "extractive" and with_model.found
+    assert "Company cooperation" not in with_model.answer
+    assert "Body features" not in with_model.answer
+    assert "63072000" in with_model.answer

@@ -189,6 +189,11 @@ def _speaks_like(result: AgentPlan, question: str) -> bool:
     return not text or is_chinese(text) == is_chinese(question)
 
 
+def offline_aspects(question: str) -> list[str]:
+    """The aspects of a question as planning without a model splits it."""
+    return split_query(question, max_parts=MAX_ASPECTS) or [question]
+
+
 def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Resolve a follow-up against the thread's earlier turns, split the question into 1–4
     aspects and write round 1's queries."""
@@ -214,7 +219,7 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
             keywords=result.keywords,
         ).rewrites(sub_questions=[q.text for q in extra] if len(extra) > 1 else ())
     else:
-        aspects = split_query(question, max_parts=MAX_ASPECTS) or [question]
+        aspects = offline_aspects(question)
         extra = [Query(a, a) for a in aspects]
         whole = None
     candidates = [Query(question, rewrites=whole)]

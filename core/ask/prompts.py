@@ -163,8 +163,9 @@ ASK_PROMPTS: dict[str, Prompt] = {
             template=_PLAN_TEMPLATE,
             schema=AgentPlan,
             fast=True,
-            # The real 0.5B model's plans: 55-154 tokens (median 151), 391 and 630 long, the
-            # rest runaway lists cut at the limit; 200 x 3 = 600 keeps the long ones whole.
+            # The real 0.5B model's plans: 55-154 tokens (median 151), two of 391 and 630, the
+            # rest runaway lists cut at the old limit (1,440); 200 x 3 = 600 keeps 391 whole
+            # and cuts 630 (salvaged: its listed items stay).
             completion_tokens=lambda _: 200,
         ),
         Prompt(
