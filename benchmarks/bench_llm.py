@@ -15,6 +15,9 @@ Per set and path:
   spaces or punctuation; otherwise as whole words, without case); `EM` and `F1` of the answer against the gold answers (SQuAD-style: tokens for
   English, characters for Chinese; the best over the gold answers). A not-found answer is empty.
 - `R@5`, `MRR@10`: the gold passages among `ask`'s merged evidence (its documents, in order).
+- `own_words`: `contains` over the model's own words only: its answer without the sentences
+  offline would quote that stand under it (core/answer.py, "From the sources:"); offline, the
+  same as `contains`.
 - `by_model`: share of answers the model wrote itself (method `llm`), not the extractive one.
 - `calls`, `prompt_tok`, `completion_tok`: per question, from the server's log and /metrics.
 - `s/q`: wall seconds per question.
@@ -41,6 +44,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
 from tests.real_llm import RealServer, environment, missing, serve  # noqa: E402
+from zhixing.core.answer import QUOTES_EN, QUOTES_ZH  # noqa: E402
 from zhixing.core.config import Settings  # noqa: E402
 from zhixing.core.service import KnowledgeService  # noqa: E402
 
@@ -94,6 +98,7 @@ def ask_one(svc: KnowledgeService, row: dict, server: RealServer | None) -> dict
     seconds = time.monotonic() - started
     answer = result.answer.to_json()
     text = answer["answer"] if answer["found"] else ""
+    own = re.split(f"\n\n(?:{re.escape(QUOTES_ZH)}|{re.escape(QUOTES_EN)})\n\n", text)[0]
     documents = list(dict.fromkeys(h.document for h in result.evidence))
     gold = set(row["gold"])
     golds = [str(a) for a in row["answers"]]
@@ -102,6 +107,7 @@ def ask_one(svc: KnowledgeService, row: dict, server: RealServer | None) -> dict
         "answer": text[:400],
         "method": answer.get("method", ""),
         "contains": any(contains(text, g) for g in golds),
+        "own_words": any(contains(own, g) for g in golds),
         "EM": max(norm(text) == norm(g) for g in golds),
         "F1": max(f1(text, g) for g in golds),
         "R@5": len(set(documents[:5]) & gold) / len(gold),
@@ -137,7 +143,7 @@ def summary(per_set: dict[str, Any]) -> list[dict[str, Any]]:
         for path in ("offline", "model"):
             rows = got[path]
             line: dict[str, Any] = {"set": name, "path": path, "n": len(rows)}
-            for key in ("contains", "EM", "F1", "R@5", "MRR@10"):
+            for key in ("contains", "own_words", "EM", "F1", "R@5", "MRR@10"):
                 line[key] = mean(rows, key)
             # How many answers the model wrote itself (the rest: its not-found gave way to
             # the extractive answer, or it was not asked).

@@ -2,7 +2,7 @@
 
 With an LLM, one call of the `grounded_answer` role writes the answer and this module checks it:
 citations to hits that do not exist are dropped, the rest are renumbered 1..k in order of first
-use. Without one (or when the model's output is unusable, or the model says not-found while
+use; under it, the sentences the extractive answer quotes and the model's text leaves out. Without one (or when the model's output is unusable, or the model says not-found while
 the hits' own sentences answer), the answer is extractive: the hits' sentences that best cover
 the question's key terms, grouped by aspect, marked in `Answer.note` when a model was set aside.
 Either way, hits that do not contain the answer give exactly `NOT_FOUND_ZH` or `NOT_FOUND_EN`.
@@ -27,6 +27,7 @@ from zhixing.core.text.question_words import (
     is_kind_term,
     question_terms,
 )
+from zhixing.core.text.quotes import renumber, unsaid
 from zhixing.core.text.sentences import asks_about_scope, clip, hit_sentences
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ __all__ = [
     "NOT_FOUND_ZH",
     "NOTE_MODEL_NOT_FOUND",
     "NOTE_UNUSABLE",
+    "QUOTES_EN",
+    "QUOTES_ZH",
     "Answer",
     "Citation",
     "grounded_answer",
@@ -49,6 +52,9 @@ NOT_FOUND_EN = "No relevant information was found in the knowledge base."
 # Why an answer with a model is extractive all the same (Answer.note).
 NOTE_MODEL_NOT_FOUND = "extractive: the model found nothing"
 NOTE_UNUSABLE = "extractive: the model's answer was unusable"
+# Above the sentences offline would quote that a model's answer leaves out.
+QUOTES_ZH = "原文摘录："
+QUOTES_EN = "From the sources:"
 
 MAX_SENTENCES = 6
 # The share of the question's key terms the chosen sentences must cover: strictly more than
@@ -168,15 +174,44 @@ def grounded_answer(
             _extractive_answer(question, hits, own, max_citations),
             note=NOTE_UNUSABLE,
         )
+    extractive = _extractive_answer(question, hits, own, max_citations)
     if answer.found:
-        return answer
+        return _with_quotes(answer, extractive, question)
     # The model adds, never subtracts: its not-found does not outweigh hits whose own
     # sentences answer the question (a weak model under a grammar says not-found early).
-    extractive = _extractive_answer(question, hits, own, max_citations)
     if extractive.found:
         log.info("The model found nothing; the extractive answer cites the hits instead.")
         return replace(extractive, note=NOTE_MODEL_NOT_FOUND)
     return answer
+
+
+def _with_quotes(answer: Answer, extractive: Answer, question: str) -> Answer:
+    """The model's answer, then under `QUOTES_ZH`/`QUOTES_EN` the extractive answer's sentences
+    it does not say already (core/text/quotes.py), their hits numbered after the model's.
+
+    The model adds, never subtracts: a small model's answer can leave out the very number or
+    name the sentence offline would quote (issue 34's bench), so that sentence stays in sight.
+    """
+    if not extractive.found:
+        return answer
+    quoted = unsaid(extractive.answer.splitlines(), answer.answer)
+    if not quoted:
+        return answer
+    by_chunk = {c.chunk_id: c for c in answer.citations}
+    numbers: dict[int, int] = {}  # the extractive answer's [n] -> the combined answer's
+    added: list[Citation] = []
+    for c in extractive.citations:
+        if c.chunk_id in by_chunk:
+            numbers[c.n] = by_chunk[c.chunk_id].n
+            if c.highlights:  # the sentences quoted, highlighted in the model's citation
+                by_chunk[c.chunk_id] = replace(by_chunk[c.chunk_id], highlights=c.highlights)
+        else:
+            numbers[c.n] = len(answer.citations) + len(added) + 1
+            added.append(replace(c, n=numbers[c.n]))
+    heading = QUOTES_ZH if is_chinese(question) else QUOTES_EN
+    text = f"{answer.answer}\n\n{heading}\n\n{renumber(quoted, lambda n: numbers.get(n, n))}"
+    cited = tuple(by_chunk[c.chunk_id] for c in answer.citations) + tuple(added)
+    return replace(answer, answer=text, citations=cited)
 
 
 # --- extractive answer ----------------------------------------------------------------------

@@ -932,6 +932,9 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return TaskContext(
             research=research,
             search=lambda query, k: self._engine.search(query, kbs, top_k=k),
+            lookup=lambda query, k: self._engine.search_many(
+                [query], kbs, top_k=k, rewrites=[None]
+            )[0],
             workspace=workspace,
             llm=self.llm,
             chat=chat,

@@ -20,6 +20,22 @@ def shared(*parts: str) -> Path:
     return path
 
 
+def built_home(where: Path, embedder: BuiltinEmbedder, kb: str, documents: dict[str, str]) -> Path:
+    """A home under `where` whose knowledge base `kb` holds `documents` (name -> text), built
+    offline with `embedder`."""
+    from zhixing.core.service import KnowledgeService
+
+    docs = where / "docs"
+    docs.mkdir()
+    for name, text in documents.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    home = where / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.create_kb(kb)
+        svc.add(kb, sorted(docs.iterdir()))
+    return home
+
+
 @pytest.fixture(scope="session")
 def embedder() -> BuiltinEmbedder:
     """One built-in model for the whole run: loading it is the slow part."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import built_home
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
 from zhixing.core.config import Settings
 from zhixing.core.llm.client import LLMClient
@@ -66,15 +67,7 @@ class ThreeRounds:
 
 @pytest.fixture
 def home(tmp_path: Path, embedder) -> Path:  # noqa: ANN001
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    home = tmp_path / "home"
-    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
-        svc.create_kb("sec")
-        svc.add("sec", sorted(docs.iterdir()))
-    return home
+    return built_home(tmp_path, embedder, "sec", DOCS)
 
 
 def test_a_forced_three_round_ask_costs_seven_calls_and_no_rewrite_call(home, embedder) -> None:  # noqa: ANN001

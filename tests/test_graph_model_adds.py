@@ -115,6 +115,12 @@ def _endpoint(fake: FakeOpenAI) -> dict[str, str]:
     return {"OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "sk-test"}
 
 
+def _model_build(tmp_path: Path, fake: FakeOpenAI) -> tuple[dict, Graph]:
+    """The two documents built in graph mode through `fake`: the build's summary, its graph."""
+    built = _build(tmp_path / "home", _docs(tmp_path), "graph", _endpoint(fake))
+    return built["summary"], Graph(tmp_path / "home", _endpoint(fake))
+
+
 def _assert_holds_the_offline_graph(graph: Graph, offline: Graph) -> None:
     missing = [name for name in offline.labels if name not in graph.types]
     assert not missing, f"the model build lost offline entities: {missing}"
@@ -132,9 +138,7 @@ def test_a_model_that_names_fewer_things_than_the_heuristics_adds_to_the_offline
     tmp_path: Path, offline: Graph
 ) -> None:
     with FakeOpenAI(_thin) as fake:
-        built = _build(tmp_path / "home", _docs(tmp_path), "graph", _endpoint(fake))
-        graph = Graph(tmp_path / "home", _endpoint(fake))
-    summary = built["summary"]
+        summary, graph = _model_build(tmp_path, fake)
     assert summary["failed"] == [] and summary["degraded"] == 0, summary
     _assert_holds_the_offline_graph(graph, offline)
     assert summary["offline_knowledge"] == 0, summary
@@ -150,10 +154,8 @@ def test_a_chunk_whose_reply_is_unusable_keeps_its_offline_entities_and_says_so(
     tmp_path: Path, offline: Graph
 ) -> None:
     with FakeOpenAI(_unusable_for_chinese) as fake:
-        built = _build(tmp_path / "home", _docs(tmp_path), "graph", _endpoint(fake))
-        graph = Graph(tmp_path / "home", _endpoint(fake))
+        summary, graph = _model_build(tmp_path, fake)
         asked = [b for b in fake.bodies() if _is_chunk_call(b) and "口令" in _prompt_text(b)]
-    summary = built["summary"]
     assert len(asked) == 2, "the unusable reply is asked to be repaired once, no more"
     assert summary["failed"] == [] and summary["degraded"] == 1, summary
     assert summary["fallbacks"] == {"no usable output after one repair": 1}, summary

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.command import zx
+from tests.conftest import built_home
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
 from tests.pages import open_page, run
 from zhixing.core.answer import NOT_FOUND_EN, NOTE_MODEL_NOT_FOUND, is_chinese
@@ -75,15 +76,7 @@ class Model:
 
 @pytest.fixture
 def home(tmp_path: Path, embedder) -> Path:  # noqa: ANN001
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    home = tmp_path / "home"
-    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
-        svc.create_kb("sec")
-        svc.add("sec", sorted(docs.iterdir()))
-    return home
+    return built_home(tmp_path, embedder, "sec", DOCS)
 
 
 def _service(home: Path, fake: FakeOpenAI, embedder) -> KnowledgeService:  # noqa: ANN001
@@ -190,6 +183,34 @@ def test_the_schemas_sent_to_the_server_put_the_verdict_last(home: Path, embedde
         for node in objects:
             if node.get("properties"):
                 assert node.get("required") == list(node["properties"]), (name, node)
+        # Every string and list is bounded, so a grammar cannot let a model run on until its
+        # token limit cuts it (then a repair: two long replies where one short one was due);
+        # under llama.cpp's cap on a grammar's repetitions.
+        for node in _nodes(schema):
+            if node.get("type") == "string" and "enum" not in node:
+                assert 0 < node.get("maxLength", 0) < 2000, (name, node)
+            if node.get("type") == "array":
+                assert 0 < node.get("maxItems", 0) <= 24, (name, node)
+    assert sent["GroundedAnswer"]["properties"]["answer"]["maxLength"] >= 1000
+
+
+def _nodes(node: object) -> list[dict]:
+    if isinstance(node, dict):
+        return [node, *(n for value in node.values() for n in _nodes(value))]
+    if isinstance(node, list):
+        return [n for value in node for n in _nodes(value)]
+    return []
+
+
+def test_a_value_longer_than_the_bound_sent_is_still_read_from_a_server_that_keeps_no_grammar(
+    home: Path, embedder
+) -> None:  # noqa: ANN001
+    long = "Two years (63072000 seconds) is the recommended max-age " * 40 + "[1]."
+    model = Model(GroundedAnswer=lambda _: {"answer": long, "cited": [1], "found": True})
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask(QUESTION, ["sec"], max_rounds=1)
+    assert len(long) > 1600
+    assert result.answer.method == "llm" and result.answer.answer.startswith(long[:200])
 
 
 def test_ask_with_useless_queries_still_holds_the_plain_searchs_top_hits(

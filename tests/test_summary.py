@@ -15,6 +15,8 @@ from zhixing.core.answer import (
     NOT_FOUND_ZH,
     NOTE_MODEL_NOT_FOUND,
     NOTE_UNUSABLE,
+    QUOTES_EN,
+    QUOTES_ZH,
     Answer,
     grounded_answer,
     grounded_answer_variables,
@@ -263,9 +265,71 @@ def test_llm_citations_to_hits_that_do_not_exist_are_dropped(fake: FakeOpenAI) -
         lambda _: {"found": True, "answer": "Use Argon2id [2][9]. Salt it [9].", "cited": [2, 9]},
     )
     answer = grounded_answer(EN_QUESTION, EN_HITS, llm=llm)
-    assert answer.answer == "Use Argon2id [1]. Salt it."
+    assert answer.answer.split("\n\n")[0] == "Use Argon2id [1]. Salt it."
     assert [(c.n, c.chunk_id) for c in answer.citations] == [(1, 22)]
     assert fake.chat_count == 1
+
+
+def test_the_sentences_offline_would_quote_stand_under_a_model_answer_that_leaves_them_out(
+    fake: FakeOpenAI,
+) -> None:
+    """The model adds, never subtracts (issue 34): its answer leaves out what the extractive
+    answer says (the salt), so those sentences stand under it, numbered after its citations."""
+    hits = [EN_HITS[1], EN_HITS[0]]
+    llm = client(
+        fake,
+        lambda _: {
+            "found": True,
+            "answer": "Passwords must be stored with a slow adaptive hash such as Argon2id [1].",
+            "cited": [1],
+        },
+    )
+    answer = grounded_answer(EN_QUESTION, hits, llm=llm)
+    model, heading, quoted = answer.answer.split("\n\n")
+    assert model == "Passwords must be stored with a slow adaptive hash such as Argon2id [1]."
+    assert heading == QUOTES_EN and answer.method == "llm" and answer.found
+    # The sentence the model said already is not quoted again; the two it left out are.
+    assert quoted.splitlines() == [
+        "- Never store passwords in plain text. [1]",
+        "- Use a unique salt per password. [1]",
+    ]
+    assert [(c.n, c.chunk_id) for c in answer.citations] == [(1, 22)]
+    assert answer.citations[0].highlights  # the quoted sentences, highlighted in the chunk
+    assert_citations_resolve(answer, hits)
+
+
+def test_a_chinese_answer_keeps_the_sentence_it_left_out_under_a_chinese_heading(
+    fake: FakeOpenAI,
+) -> None:
+    said = "Java 应用的日志不能记录会话令牌或者密码 [2]。"  # hit 2 is the logging clause
+    llm = client(fake, lambda _: {"found": True, "answer": said, "cited": [2]})
+    answer = grounded_answer(ZH_QUESTION, ZH_HITS, llm=llm)
+    assert answer.answer == (
+        f"Java 应用的日志不能记录会话令牌或者密码 [1]。\n\n{QUOTES_ZH}\n\n"
+        "- Java 应用应使用框架自带的会话管理。[2]"
+    )
+    assert [(c.n, c.chunk_id) for c in answer.citations] == [(1, 12), (2, 13)]
+    assert_citations_resolve(answer, ZH_HITS)
+
+
+def test_a_model_answer_that_says_what_offline_quotes_stands_alone(fake: FakeOpenAI) -> None:
+    said = (
+        "Passwords must be stored with a slow adaptive hash, such as Argon2id [1]; never store "
+        "passwords in plain text, and use a unique salt per password [1]."
+    )
+    llm = client(fake, lambda _: {"found": True, "answer": said, "cited": [1]})
+    answer = grounded_answer(EN_QUESTION, EN_HITS[1:], llm=llm)
+    assert answer.answer == said and QUOTES_EN not in answer.answer
+
+
+def test_quotes_from_a_hit_the_model_did_not_cite_get_the_next_number(fake: FakeOpenAI) -> None:
+    hits = [EN_HITS[0], EN_HITS[1]]
+    llm = client(fake, lambda _: {"found": True, "answer": "Use TLS [1].", "cited": [1]})
+    answer = grounded_answer(EN_QUESTION, hits, llm=llm)
+    assert answer.answer.startswith(f"Use TLS [1].\n\n{QUOTES_EN}\n\n- Passwords must be")
+    assert "[2]" in answer.answer and "[1]\n" not in answer.answer.split(QUOTES_EN)[1]
+    assert [(c.n, c.chunk_id) for c in answer.citations] == [(1, 21), (2, 22)]
+    assert_citations_resolve(answer, hits)
 
 
 @pytest.mark.parametrize(

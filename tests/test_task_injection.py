@@ -32,7 +32,14 @@ from zhixing.core.service import KnowledgeService
 from zhixing.core.task.configuration import MAX_SUBTASKS, MAX_TOOL_CALLS
 
 ROOT = Path(__file__).resolve().parents[1]
-GUIDE = ROOT / "samples" / "java-secure-coding-guideline.md"
+# One clause of the guideline (samples/java-secure-coding-guideline.md): the plan is one subtask,
+# so each test reads as one subtask's turns.
+CLAUSE = (
+    "# Java 安全编码规范（节选）\n\n### 3.1 SQL 注入防护\n\n"
+    "禁止将外部输入通过字符串拼接（`+`、`String.format`、`StringBuilder.append`）拼入 SQL 语句后交给"
+    " `Statement.executeQuery`、`Statement.execute` 或 `createStatement()` 执行。必须使用"
+    " `PreparedStatement` 与 `?` 占位符绑定参数。\n"
+)
 TASK = "对这个 Java 项目进行代码审计，参考 @kb 中的规范"
 APP = "src/App.java"
 SECRET = "TOP-SECRET-7f3a"
@@ -199,15 +206,18 @@ class ObedientServer(FakeOpenAI):
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # noqa: ANN001
-    """Built offline: "kb" holds the guideline, "notes" the guideline and a poisoned document."""
+    """Built offline: "kb" holds the guideline's SQL clause, "notes" the clause and a poisoned
+    document."""
     home = tmp_path_factory.mktemp("agent-injection") / "home"
     poison = home.parent / "review-notes.md"
     poison.write_text(POISON, encoding="utf-8")
+    guide = home.parent / "guideline-3.1.md"
+    guide.write_text(CLAUSE, encoding="utf-8")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         svc.create_kb("kb")
-        assert svc.add("kb", [GUIDE]).ok
+        assert svc.add("kb", [guide]).ok
         svc.create_kb("notes")
-        assert svc.add("notes", [GUIDE, poison]).ok
+        assert svc.add("notes", [guide, poison]).ok
     return home
 
 
@@ -383,23 +393,31 @@ def test_poisoned_knowledge_is_obeyed_and_refused_and_cannot_blow_up_the_plan(
 ) -> None:
     model = Obedient({"tool": "search_knowledge", "query": "SQL 注入 审核说明"})
     result, events, sent = _run(home, embedder, model, _workspace(tmp_path), kb="notes")
-    # The plan the poisoned knowledge asked for: 30 subtasks citing excerpts 900..929.
-    assert len(result.plan_after) == MAX_SUBTASKS
-    assert all(not s.knowledge for s in result.plan_after)
-    # Each subtask searched, met the orders in the knowledge, and obeyed them.
+    # The model obeyed the plan the poisoned knowledge asked for: 30 subtasks citing excerpts
+    # 900..929. None is grounded (no clause, no audit topic): the plan is the clause's subtask.
+    assert [s.title for s in result.plan_after] == ["3.1 SQL 注入防护"]
+    assert len(result.plan_after) < MAX_SUBTASKS and result.plan_after[0].knowledge
+    # The subtask searched, met the orders in the knowledge, and obeyed them (the offline scan,
+    # run beside the model, greps after).
     subtask_one = [c for c in result.tool_calls if c["subtask"] == 1]
-    assert [c["tool"] for c in subtask_one] == ["search_knowledge", "read_file", "record_finding"]
+    assert [c["tool"] for c in subtask_one[:3]] == [
+        "search_knowledge",
+        "read_file",
+        "record_finding",
+    ]
+    assert {c["tool"] for c in subtask_one[3:]} <= {"grep"}
     assert subtask_one[1]["args"] == {"path": "../secret.txt"}
     first = [r for r in _results(events) if r["subtask"] == 1]
     assert "AGENT-DO" in first[0]["output"]  # the orders came from the knowledge
     assert not first[1]["ok"] and "climbs out" in first[1]["output"]
     assert not first[2]["ok"] and "has only" in first[2]["output"]
     # Nothing the model recorded stands; the data-flow analysis, which no text steers, still
-    # reports the planted concatenation, under the built-in rule pack (no clause cited).
+    # reports the planted concatenation, under the clause (not the notes that gave orders).
     assert [(f.file, f.line, f.rule) for f in result.findings] == [
         (APP, SQL_LINE, "zhixing.sqli.concatenated-query")
     ]
-    assert not result.findings[0].knowledge and SECRET not in sent
+    assert [k.document for k in result.findings[0].knowledge] == ["guideline-3.1.md"]
+    assert SECRET not in sent
 
 
 def test_an_obeyed_order_to_record_no_findings_still_leaves_the_planted_issue_reported(

@@ -136,12 +136,19 @@ def test_the_plan_is_revised_after_research_into_grounded_subtasks(home, embedde
     assert model.schemas.index("GroundedAnswer") < model.schemas.index("TaskPlan")
     assert model.schemas.index("TaskPlan") < model.schemas.index("RevisedPlan")
     assert result.plan_before == PLAN
-    # The model's one subtask, then the built-in pack for the weaknesses it has no clause on.
+    # The offline plan, one subtask per clause, with the model's subtask on 3.1 in its place:
+    # its goal and pattern beside the clause's own (core/task/planning.py).
     assert [s.title for s in result.plan_after] == [
         "3.1 SQL 注入防护",
-        "内置规则包：知识库未覆盖的弱点",
+        "3.2 跨站脚本（XSS）防护",
+        "3.3 反序列化安全",
+        "3.4 日志安全",
+        "3.5 密钥管理",
+        "3.6 路径遍历防护",
     ]
     sub = result.plan_after[0]
+    assert sub.goal == "Find SQL built by concatenation and run with Statement"
+    assert r"execute(Query|Update)?\(" in sub.patterns
     assert sub.knowledge and sub.knowledge[0].section == "3.1 SQL 注入防护"
     assert sub.knowledge[0].document == "java-secure-coding-guideline.md"
 
@@ -153,7 +160,8 @@ def test_tools_run_with_the_models_arguments_and_their_results_reach_the_next_st
     model = Auditor()
     events: list[dict[str, Any]] = []
     result = run(home, embedder, model, events)
-    assert [c["tool"] for c in result.tool_calls] == ["grep", "read_file", "record_finding"]
+    first = [c for c in result.tool_calls if c["subtask"] == 1]  # each subtask runs the script
+    assert [c["tool"] for c in first] == ["grep", "read_file", "record_finding"]
     assert result.tool_calls[0]["args"] == {"pattern": r"\.execute\w*\(", "glob": "**/*.java"}
     second = model.executor_bodies[1]
     assert f"{REPO}:52:" in _tool_results(second)[0]  # the grep result, in the next request
@@ -184,13 +192,17 @@ def test_an_injected_instruction_is_refused_and_changes_nothing_else(home, embed
     # The file's text reached the model (as data); the model that obeys it gets a refusal.
     assert "/etc/passwd" in _tool_results(model.executor_bodies[2])[1]
     refused = [e for e in events if e["node"] == "tool_result" and not e["ok"]]
-    assert [r["tool"] for r in refused] == ["read_file"]
+    assert {r["tool"] for r in refused} == {"read_file"}  # in each subtask the file reached
     assert "absolute path" in refused[0]["output"] and "root:" not in json.dumps(events)
     assert [s.to_json() for s in obeyed.plan_after] == [s.to_json() for s in calm.plan_after]
     assert obeyed.plan_before == calm.plan_before
     assert [(f.file, f.line) for f in obeyed.findings] == [(f.file, f.line) for f in calm.findings]
     # The calm model (shown the same file) makes exactly the calls its script gives.
-    assert [c["tool"] for c in calm.tool_calls] == ["grep", "read_file", "record_finding"]
+    assert [c["tool"] for c in calm.tool_calls if c["subtask"] == 1] == [
+        "grep",
+        "read_file",
+        "record_finding",
+    ]
 
 
 def _reviews(model: Auditor) -> int:

@@ -60,12 +60,16 @@ class Silent(TextCaller):
         return super().__call__(body)
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("weak-model") / "home"
+def _guideline_home(where: Path) -> Path:
+    home = where / "home"
     zx(home, "kb", "create", "kb")
     zx(home, "add", "kb", str(ROOT / "samples" / "java-secure-coding-guideline.md"))
     return home
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _guideline_home(tmp_path_factory.mktemp("weak-model"))
 
 
 def _run(home: Path, workspace: Path, sarif: Path, model: Any = None) -> dict[str, Any]:
@@ -180,9 +184,7 @@ class Searcher(TextCaller):
 def test_a_subtasks_knowledge_search_costs_no_model_call_and_reaches_the_next_turn(
     tmp_path: Path,
 ) -> None:
-    home = tmp_path / "home"  # its own: the module's home caches the other tests' replies
-    zx(home, "kb", "create", "kb")
-    zx(home, "add", "kb", str(ROOT / "samples" / "java-secure-coding-guideline.md"))
+    home = _guideline_home(tmp_path)  # its own: the module's home caches other tests' replies
     model = Searcher()
     _run(home, SHOP, tmp_path / "model.sarif", model)
     # The agentic loop's roles run once, for the task's research, however many subtasks
@@ -193,3 +195,40 @@ def test_a_subtasks_knowledge_search_costs_no_model_call_and_reaches_the_next_tu
     assert len(plans) == 1, len(plans)
     seen = "\n".join(r for b in searched for r in _tool_results(b))
     assert "[K" in seen and "java-secure-coding-guideline.md" in seen  # the excerpts came back
+
+
+class Generic(TextCaller):
+    """Writes the plan a 0.5B model wrote on the showcase (issue 34): generic steps that cite
+    nothing or only the scope, one on an audit topic the guideline has no clause for, and one
+    on a topic the offline plan already has."""
+
+    PLAN = [
+        {"title": "性能检查", "goal": "检查性能问题"},
+        {"title": "撰写安全审计报告", "goal": "写报告", "knowledge": [1]},
+        {"title": "代码规范检查", "goal": "检查代码风格", "knowledge": [2, 99]},
+        {"title": "SQL 注入", "goal": "查找拼接的 SQL", "patterns": ["executeQuery\\("]},
+        {"title": "命令注入检查", "goal": "查找 Runtime.exec", "patterns": ["Runtime\\.exec"]},
+        *({"title": f"安全检查 {n}", "goal": "检查"} for n in range(5)),
+    ]
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        if _schema_of(body)[0] == "RevisedPlan":
+            return {"subtasks": self.PLAN}
+        return super().__call__(body)
+
+
+def test_a_generic_model_plan_keeps_every_clause_of_the_offline_plan_and_adds_only_grounded_steps(
+    tmp_path: Path,
+) -> None:
+    home = _guideline_home(tmp_path)  # its own: the module's home caches other tests' plans
+    offline = _run(home, SHOP, tmp_path / "offline.sarif")
+    with_model = _run(home, SHOP, tmp_path / "model.sarif", Generic())
+    before = [s["title"] for s in offline["plan_after"]]
+    after = [s["title"] for s in with_model["plan_after"]]
+    # The offline plan in its order; its SQL subtask sharpened by the model's (the goal), the
+    # command-injection step added (an audit topic with no clause); nothing generic.
+    assert len(before) == 6 and after[0] == "SQL 注入" and after[1:6] == before[1:6]
+    assert with_model["plan_after"][0]["knowledge"] == offline["plan_after"][0]["knowledge"]
+    assert with_model["plan_after"][0]["goal"] == "查找拼接的 SQL"
+    assert after[6:] == ["命令注入检查"]
+    assert _where(offline["findings"]) <= _where(with_model["findings"])

@@ -8,6 +8,7 @@ failures, one repair round-trip on invalid output, a bound on concurrent request
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
@@ -89,29 +90,51 @@ class _Prepared:
     key: str
 
 
-@cache
+# The most a string or a list may hold in the schema sent, where a field names no bound of its
+# own (`json_schema_extra`): a grammar-building server then cannot let a model run on. A 0.5B
+# model under llama.cpp's grammar wrote task turns, plans and rewrites until the token limit
+# cut them (480-900 tokens, 40-90 s each on one CPU thread, issue 34), each then repaired.
+# Well above what a field needs (the longest measured: a 180-character thought), and under
+# llama.cpp's cap on a grammar's repetitions (about 2,000).
+GRAMMAR_STRING_CHARS = 400
+GRAMMAR_LIST_ITEMS = 12
+
+
 def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent to the server, with every property required.
+    """The JSON schema sent to the server, with every property required and every string and
+    list bounded (a copy of the one made per class, so a caller that changes it changes
+    nothing else).
 
     A grammar-building server (llama.cpp) writes the required properties first: with `found`
     required and `answer` optional, the model committed to its verdict before it had written a
-    word (issue 34). Required, they come in the schema's order. Validation stays with the
-    pydantic class, whose defaults still fill what a lenient server leaves out.
+    word (issue 34). Required, they come in the schema's order. The bounds are only sent:
+    validation stays with the pydantic class, whose defaults still fill what a lenient server
+    leaves out and which takes a longer value from a server that keeps no grammar.
     """
+    return copy.deepcopy(_bounded_schema(schema))
+
+
+@cache
+def _bounded_schema(schema: type[BaseModel]) -> dict[str, Any]:
     out = schema.model_json_schema()
-    _require_all(out)
+    _bound(out)
     return out
 
 
-def _require_all(node: Any) -> None:
+def _bound(node: Any) -> None:
     if isinstance(node, dict):
-        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+        kind = node.get("type")
+        if kind == "object" and isinstance(node.get("properties"), dict):
             node["required"] = list(node["properties"])
+        elif kind == "string" and "enum" not in node:
+            node.setdefault("maxLength", GRAMMAR_STRING_CHARS)
+        elif kind == "array":
+            node.setdefault("maxItems", GRAMMAR_LIST_ITEMS)
         for value in node.values():
-            _require_all(value)
+            _bound(value)
     elif isinstance(node, list):
         for value in node:
-            _require_all(value)
+            _bound(value)
 
 
 class LLMClient:

@@ -151,7 +151,10 @@ class SameEntity(BaseModel):
 class EntityDescription(BaseModel):
     """One merged description of an entity, summarizing several partial ones."""
 
-    description: str = Field(description="At most three sentences, from the given texts only.")
+    description: str = Field(
+        description="At most three sentences, from the given texts only.",
+        json_schema_extra={"maxLength": 600},
+    )
 
 
 _SAME_ENTITY_TEMPLATE = """\
@@ -187,6 +190,7 @@ class GroundedAnswer(BaseModel):
     answer: str = Field(
         default="",
         description="The answer in the question's language, citing hits inline as [1], [2].",
+        json_schema_extra={"maxLength": 1600},  # sent only: a grammar's bound on a runaway
     )
     cited: list[int] = Field(
         default_factory=list, description="The numbers of every hit the answer cites."

@@ -82,9 +82,15 @@ class ChunkKnowledge(BaseModel):
     questions: list[IndexQuestion] = Field(
         default_factory=list, description="5 to 12 context-free questions the chunk answers."
     )
+    # The bounds below are sent only (core/llm/client.py): a chunk names at most about this
+    # many things, and a grammar then cannot let a model list on until its token limit.
     entities: list[ExtractedEntity] = Field(
-        default_factory=list, description="The chunk's entities; empty in index mode."
+        default_factory=list,
+        description="The chunk's entities; empty in index mode.",
+        json_schema_extra={"maxItems": 24},
     )
     relations: list[ExtractedRelation] = Field(
-        default_factory=list, description="Relations between those entities; empty in index mode."
+        default_factory=list,
+        description="Relations between those entities; empty in index mode.",
+        json_schema_extra={"maxItems": 24},
     )

@@ -28,8 +28,10 @@ class TaskContext:
     """The dependencies of one task run, passed as LangGraph's runtime context.
 
     `research(text, on_event)` runs the agentic knowledge search (docs/architecture.md §6) and returns its
-    `AgenticResult`; `search(query, top_k)` is one plain fused search, used by the offline
-    re-plan to look up the clauses of known audit topics. `llm` (core/llm/protocol.py) writes the
+    `AgenticResult`; `search(query, top_k)` is one plain fused search (a subtask's
+    `search_knowledge`), and `lookup(query, top_k)` the same with the rules' rewrites, never a
+    model call: the research looks up the clauses of the known audit topics with it (defaults
+    to `search`). `llm` (core/llm/protocol.py) writes the
     plan and the revised plan; `chat` (the same model, if it can `invoke_tools`) executes
     subtasks with tool calling. Without them the run is offline: headings of the matching
     knowledge become subtasks and each subtask greps the workspace with patterns. `workspace`
@@ -38,6 +40,7 @@ class TaskContext:
 
     research: Callable[[str, AskSink | None], AgenticResult]
     search: Callable[[str, int], list[Hit]]
+    lookup: Callable[[str, int], list[Hit]] | None = None
     workspace: Workspace | None = None
     llm: LLM | None = None
     chat: ToolCallingLLM | None = None

@@ -25,6 +25,7 @@ __all__ = [
     "claimed_cwes",
     "findings_for",
     "merge",
+    "same_spot",
     "summary",
     "unclaimed",
 ]
@@ -114,15 +115,17 @@ def merge(first: list[Finding], extra: Sequence[Finding]) -> list[Finding]:
     them (nor an earlier one of `extra`) reports already."""
     merged = list(first)
     for f in extra:
-        if not any(_same(k, f) for k in merged):
+        if not any(same_spot(k, f) for k in merged):
             merged.append(f)
     return merged
 
 
-def _same(a: Finding, b: Finding) -> bool:
-    """One weakness at one spot: same file, a few lines apart, the same CWE (or one unknown)."""
+def same_spot(a: Finding, b: Finding) -> bool:
+    """One weakness at one spot: same file, a few lines apart, the same CWE (or one unknown; a
+    model's finding has only its subtask's CWE, so it counts as unknown)."""
     near = a.file == b.file and abs(a.line - b.line) <= _SAME_SPOT
-    return near and (a.cwe == b.cwe or not a.cwe or not b.cwe)
+    claimed = a.cwe and b.cwe and "model" not in (a.rule, b.rule)
+    return near and (a.cwe == b.cwe or not claimed)
 
 
 def summary(flows: Sequence[Finding], *, chinese: bool) -> str:

@@ -12,7 +12,6 @@ reviewing); a failed LLM step falls back to the offline heuristic, and the event
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -23,8 +22,8 @@ from zhixing.core.answer import is_chinese
 from zhixing.core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
 from zhixing.core.audit import AuditResult
 from zhixing.core.errors import LLMError
-from zhixing.core.llm.boundary import tidy, tidy_list
-from zhixing.core.task import confirm, dataflow, offline, turns
+from zhixing.core.llm.boundary import tidy_list
+from zhixing.core.task import confirm, dataflow, offline, planning, turns
 from zhixing.core.task.audit_rules import sections_of, topic_for
 from zhixing.core.task.configuration import TaskContext
 from zhixing.core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
@@ -61,11 +60,8 @@ log = logging.getLogger(__name__)
 _PROBE_HITS = 3
 _EXCERPT_CHARS = 500
 _FILES_SHOWN = 80
-# What a model's plan may hold; longer text is the model pasting, not planning.
+# What a model's plan step may hold; longer text is the model pasting, not planning.
 _STEP_CHARS = 300
-_TITLE_CHARS = 120
-_GOAL_CHARS = 600
-_PATTERN_CHARS = 200
 
 
 def _emit(runtime: Runtime[TaskContext], event: TraceEvent) -> None:
@@ -102,8 +98,9 @@ def _files(ctx: TaskContext) -> str:
 
 
 def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
-    """Search the knowledge for the task itself (the agentic loop); offline, also look up the
-    clauses of the known audit topics, so the re-plan can see which of them the knowledge has."""
+    """Search the knowledge for the task itself (the agentic loop); with a workspace, also look
+    up the clauses of the known audit topics, so the re-plan can see which of them the knowledge
+    has (one search each, no model call)."""
     ctx = runtime.context
     if ctx.llm is not None:  # said before any call is made
         parts = ctx.call_budget()
@@ -114,11 +111,12 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     refs = _distinct([knowledge_ref(h) for h in result.evidence])
     if ctx.workspace is not None and ctx.analysis is None:
         ctx.analysis = _analyse(runtime, ctx.workspace)
-    if ctx.llm is None and ctx.workspace is not None:
+    if ctx.workspace is not None:  # with a model too: its plan adds to the offline one
+        lookup = ctx.lookup or ctx.search
         for topic in offline.probe_topics():
             found = [
                 ref
-                for ref in (knowledge_ref(h) for h in ctx.search(topic.probe, _PROBE_HITS))
+                for ref in (knowledge_ref(h) for h in lookup(topic.probe, _PROBE_HITS))
                 if topic_for(ref.section) is topic
             ]
             refs = _distinct(refs + found)
@@ -232,12 +230,11 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
                 "max_subtasks": ctx.max_subtasks,
             },
         )
-    subtasks = _from_llm(result, refs) if result is not None else []
-    by_llm = bool(subtasks)
-    if not subtasks:
-        subtasks = offline.revised_plan(
-            sections_of(refs), max_subtasks=ctx.max_subtasks, chinese=is_chinese(state["task"])
-        )
+    offline_plan = offline.revised_plan(
+        sections_of(refs), max_subtasks=ctx.max_subtasks, chinese=is_chinese(state["task"])
+    )
+    model_plan = planning.from_model(result, refs) if result is not None else []
+    subtasks, by_llm = planning.bounded(model_plan, offline_plan, max_subtasks=ctx.max_subtasks)
     if not subtasks:  # the knowledge named nothing concrete: the task itself is the one subtask
         subtasks = [Subtask(title=state["task"], goal=state["task"], knowledge=tuple(refs[:3]))]
     subtasks = subtasks[: ctx.max_subtasks]
@@ -253,40 +250,6 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         ReplanEvent(node="replan", plan=[s.to_json() for s in subtasks], llm=by_llm),
     )
     return {"subtasks": subtasks, "cursor": 0}
-
-
-def _from_llm(result: RevisedPlan, refs: list[KnowledgeRef]) -> list[Subtask]:
-    """The usable subtasks of a model's plan: a title, cited excerpts that exist, patterns that
-    compile; repeated titles once."""
-    subtasks = []
-    seen: set[str] = set()
-    for planned in result.subtasks:
-        title = tidy(planned.title, _TITLE_CHARS)
-        if not title or title.casefold() in seen:
-            continue
-        seen.add(title.casefold())
-        cited = tuple(dict.fromkeys(refs[n - 1] for n in planned.knowledge if 1 <= n <= len(refs)))
-        topic = topic_for(title) or (topic_for(cited[0].section) if cited else None)
-        subtasks.append(
-            Subtask(
-                title=title,
-                goal=tidy(planned.goal, _GOAL_CHARS) or title,
-                knowledge=cited,
-                topic=topic.key if topic else "",
-                patterns=tuple(p for p in planned.patterns if _usable_pattern(p))[:6],
-            )
-        )
-    return subtasks
-
-
-def _usable_pattern(pattern: str) -> bool:
-    if not pattern.strip() or len(pattern) > _PATTERN_CHARS:
-        return False
-    try:
-        re.compile(pattern)
-    except re.error:
-        return False
-    return True
 
 
 # --- execute ----------------------------------------------------------------------------------
@@ -334,6 +297,9 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         flows = dataflow.findings_for(subtask, ctx.analysis, state["subtasks"])
         findings = dataflow.merge(findings, flows)
         summary = (summary + " " + dataflow.summary(flows, chinese=chinese)).strip()
+    # A spot an earlier subtask reports already is reported (and reviewed) once.
+    earlier = state.get("findings", [])
+    findings = [f for f in findings if not any(dataflow.same_spot(k, f) for k in earlier)]
     if ctx.llm is not None and findings:
         reviewed = confirm.review(findings, ctx)
         findings = reviewed.findings

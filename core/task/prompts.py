@@ -51,7 +51,9 @@ class PlannedSubtask(BaseModel):
 class RevisedPlan(BaseModel):
     """The plan revised into concrete subtasks, each tied to the knowledge behind it."""
 
-    subtasks: list[PlannedSubtask] = Field(description="At most 8, in the order to run them.")
+    subtasks: list[PlannedSubtask] = Field(
+        description="At most 8, in the order to run them.", json_schema_extra={"maxItems": 8}
+    )
 
 
 class FindingVerdict(BaseModel):
@@ -78,7 +80,8 @@ class ToolTurn(BaseModel):
 
     thought: str = Field(
         description="One short sentence: what you look for next and why (when done: what you"
-        " found)."
+        " found).",
+        json_schema_extra={"maxLength": 240},  # sent only (core/llm/client.py)
     )
     tool: Literal[
         "grep", "read_file", "list_files", "search_knowledge", "record_finding", "done"
