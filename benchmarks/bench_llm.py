@@ -178,15 +178,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp, serve(Path(tmp) / "server.log") as server:
         for name in args.sets.split(","):
             per_set[name] = run_set(name, args.sample, server, Path(tmp))
+            _write(args.out, per_set)  # each set as it ends: a long run interrupted keeps them
             print(f"{name}: done", file=sys.stderr)
+    print_table(_write(args.out, per_set))
+    return 0
+
+
+def _write(out: Path, per_set: dict[str, Any]) -> list[dict[str, Any]]:
     table = summary(per_set)
-    print_table(table)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
         json.dumps({"table": table, "sets": per_set}, indent=1, ensure_ascii=False),
         encoding="utf-8",
     )
-    return 0
+    return table
 
 
 if __name__ == "__main__":
