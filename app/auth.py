@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 import streamlit as st
 from streamlit.runtime.state.common import TESTING_KEY
 
-from zhixing.app.strings import shell as T
-from zhixing.app.widgets import inert
-from zhixing.core.errors import AccessError
-from zhixing.core.service import LOCAL, KnowledgeService, User, is_loopback
+from ..core.errors import AccessError
+from ..core.service import LOCAL, KnowledgeService, User, is_loopback
+from .strings import shell as T
+from .widgets import inert
 
 __all__ = [
     "current_user",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from zhixing.app.strings import build as T
-from zhixing.core.service import BuildJobs, KnowledgeService
+from ..core.service import BuildJobs, KnowledgeService
+from .strings import build as T
 
 __all__ = ["build_jobs", "resume_interrupted_once", "stage_now", "stage_text"]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import streamlit as st
 
-from zhixing.app.rounds import RoundsView, render_answer, render_hits
-from zhixing.app.strings import recall as T
-from zhixing.app.widgets import inert, show_error
-from zhixing.core.errors import ZhixingError
-from zhixing.core.models import NotebookCell
-from zhixing.core.service import STRATEGIES, KnowledgeService
+from ..core.errors import ZhixingError
+from ..core.models import NotebookCell
+from ..core.service import STRATEGIES, KnowledgeService
+from .rounds import RoundsView, render_answer, render_hits
+from .strings import recall as T
+from .widgets import inert, show_error
 
 RUN = "nb-run"  # session key: the id of the cell to run on this pass
 EDIT = "nb-edit"  # session key: the id of the cell whose form is open

@@ -16,10 +16,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from zhixing.app.strings import recall as T
-from zhixing.app.widgets import inert
-from zhixing.core.models import Hit
-from zhixing.core.trace import (
+from ..core.models import Hit
+from ..core.trace import (
     AnswerTextEvent,
     AskEvent,
     EvaluateEvent,
@@ -28,6 +26,8 @@ from zhixing.core.trace import (
     RefineEvent,
     RetrieveEvent,
 )
+from .strings import recall as T
+from .widgets import inert
 
 
 def provenance(strategies: Mapping[str, int]) -> str:

@@ -6,9 +6,9 @@ import threading
 
 import streamlit as st
 
-from zhixing.app.background import build_jobs
-from zhixing.core.config import Settings
-from zhixing.core.service import Embedder, KnowledgeService, make_embedder, owner_only_umask
+from ..core.config import Settings
+from ..core.service import Embedder, KnowledgeService, make_embedder, owner_only_umask
+from .background import build_jobs
 
 # Held while the shared service is swapped, and while a new one opens: Milvus Lite lets one
 # client open its file, so a page run asking for the service mid-swap waits for the old to close.

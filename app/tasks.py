@@ -12,11 +12,8 @@ from typing import Any, cast
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from zhixing.app.rounds import RoundsView
-from zhixing.app.strings import agent as T
-from zhixing.app.widgets import inert
-from zhixing.core.service import KnowledgeService
-from zhixing.core.trace import (
+from ..core.service import KnowledgeService
+from ..core.trace import (
     AnalysisEvent,
     AskEvent,
     BudgetEvent,
@@ -30,6 +27,9 @@ from zhixing.core.trace import (
     ToolResultEvent,
     TraceEvent,
 )
+from .rounds import RoundsView
+from .strings import agent as T
+from .widgets import inert
 
 __all__ = ["TaskView", "render_result"]
 

@@ -9,9 +9,9 @@ from datetime import datetime
 
 import streamlit as st
 
-from zhixing.app.strings import settings as T
-from zhixing.app.widgets import guarded, inert
-from zhixing.core.service import ROLES, KnowledgeService
+from ..core.service import ROLES, KnowledgeService
+from .strings import settings as T
+from .widgets import guarded, inert
 
 __all__ = ["users_section"]
 

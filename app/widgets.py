@@ -11,10 +11,10 @@ from typing import TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from zhixing.app.background import stage_text
-from zhixing.app.strings import shell as T
-from zhixing.core.errors import ZhixingError
-from zhixing.core.service import KnowledgeService, ProgressEvent
+from ..core.errors import ZhixingError
+from ..core.service import KnowledgeService, ProgressEvent
+from .background import stage_text
+from .strings import shell as T
 
 R = TypeVar("R")
 

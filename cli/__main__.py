@@ -1,6 +1,6 @@
 """`python -m cli ...` is `zhixing ...`."""
 
-from zhixing.cli.main import main
+from .main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

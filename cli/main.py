@@ -17,16 +17,15 @@ from typing import Any, TextIO, cast
 # before gRPC loads; a user who needs them sets GRPC_VERBOSITY=DEBUG.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from zhixing.cli import mcp_server, serve  # noqa: E402
-from zhixing.core.build import ProgressEvent
-from zhixing.core.choices import GraphFormat
-from zhixing.core.config import Settings
-from zhixing.core.errors import ZhixingError, internal_error
-from zhixing.core.home import owner_only_umask
-from zhixing.core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
-from zhixing.core.models import Hit
-from zhixing.core.search import STRATEGIES, parse_strategies
-from zhixing.core.trace import (
+from ..core.build import ProgressEvent
+from ..core.choices import GraphFormat
+from ..core.config import Settings
+from ..core.errors import ZhixingError, internal_error
+from ..core.home import owner_only_umask
+from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
+from ..core.models import Hit
+from ..core.search import STRATEGIES, parse_strategies
+from ..core.trace import (
     AnalysisEvent,
     AnswerEvent,
     AnswerTextEvent,
@@ -50,6 +49,7 @@ from zhixing.core.trace import (
     ToolResultEvent,
     TraceEvent,
 )
+from . import mcp_server, serve  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
-    from zhixing.core.service import KnowledgeService
+    from ..core.service import KnowledgeService
 
     return KnowledgeService(settings)
 
@@ -768,8 +768,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         result = svc.run_task(task, names, workspace=args.workspace, on_event=_live(_task_line))
     if findings_to is not None:
-        from zhixing.core import __version__
-        from zhixing.core.task.export import write_findings
+        from ..core import __version__
+        from ..core.task.export import write_findings
 
         findings = [f.to_json() for f in result.findings]
         write_findings(findings, findings_to, __version__)

@@ -22,8 +22,8 @@ import argparse
 import logging
 from typing import Any
 
-from zhixing.core.config import Settings
-from zhixing.core.errors import NotFoundError, ZhixingError, internal_error
+from ..core.config import Settings
+from ..core.errors import NotFoundError, ZhixingError, internal_error
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +139,8 @@ def _hit(hit: Any) -> dict[str, Any]:
 
 
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from zhixing.core.auth import User
-    from zhixing.core.service import KnowledgeService
+    from ..core.auth import User
+    from ..core.service import KnowledgeService
 
     with KnowledgeService(settings) as service:
         caller = service

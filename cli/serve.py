@@ -15,9 +15,9 @@ import tomllib
 from datetime import datetime
 from pathlib import Path
 
-from zhixing.core.auth import MIN_PASSWORD, ROLES, is_loopback
-from zhixing.core.config import Settings
-from zhixing.core.errors import ConfigError
+from ..core.auth import MIN_PASSWORD, ROLES, is_loopback
+from ..core.config import Settings
+from ..core.errors import ConfigError
 
 __all__ = ["HANDLERS", "add_parsers", "auth_configured"]
 
@@ -81,8 +81,8 @@ def auth_configured(settings: Settings, secrets_files: list[Path] | None = None)
             return "oidc"
     if not settings.catalog_path.exists():
         return ""
-    from zhixing.core.store import Catalog
-    from zhixing.core.store.users import UserStore
+    from ..core.store import Catalog
+    from ..core.store.users import UserStore
 
     catalog = Catalog(settings.catalog_path)
     try:
@@ -97,7 +97,7 @@ def _secrets_files() -> list[Path]:
 
 
 def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
-    from zhixing.core.service import KnowledgeService
+    from ..core.service import KnowledgeService
 
     return KnowledgeService(settings)
 
@@ -209,8 +209,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 def _reachable(uri: str, token: str) -> str:
     """The server URI, once it answered: a typo or a stopped server is said now, in one
     sentence, not as the app's first page failing."""
-    from zhixing.core.errors import ZhixingError
-    from zhixing.core.store import VectorStore
+    from ..core.errors import ZhixingError
+    from ..core.store import VectorStore
 
     if not uri.startswith(("http://", "https://", "tcp://", "grpc://")):
         raise ZhixingError(

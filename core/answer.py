@@ -17,21 +17,22 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.errors import LLMError, LLMOutputError
-from zhixing.core.llm.prompts import PROMPTS, GroundedAnswer
-from zhixing.core.llm.protocol import StreamingLLM
-from zhixing.core.models import Hit
-from zhixing.core.text.question_words import (
+from .errors import LLMError, LLMOutputError
+from .llm.prompts import PROMPTS, GroundedAnswer
+from .llm.protocol import StreamingLLM
+from .models import Hit
+from .text.chinese import CJK
+from .text.question_words import (
     ENGLISH_FUNCTION_WORDS,
     held_terms,
     is_kind_term,
     question_terms,
 )
-from zhixing.core.text.quotes import renumber, unsaid
-from zhixing.core.text.sentences import asks_about_scope, clip, hit_sentences
+from .text.quotes import renumber, unsaid
+from .text.sentences import asks_about_scope, clip, hit_sentences
 
 if TYPE_CHECKING:
-    from zhixing.core.llm.protocol import LLM
+    from .llm.protocol import LLM
 
 __all__ = [
     "NOT_FOUND_EN",
@@ -69,7 +70,6 @@ _SENTENCE_CHARS = 300  # a longer "sentence" (a table row, a run-on list) is cut
 _SHORT_CHARS = 16  # sentences shorter than this lose ties: stubs say little
 _HIT_CHARS = 2000  # per hit in the prompt; chunks are bounded already, this is a guard
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 _CJK_END = re.compile(r"[\u3000-\u303f\uff00-\uffef\u3400-\u9fff]$")
@@ -123,7 +123,7 @@ def is_chinese(text: str) -> bool:
     but may quote a term ("What is SQL注入?"). So any Han character makes a question Chinese,
     unless it also has English function words and its Latin letters outnumber its Han characters.
     """
-    han = len(_HAN.findall(text))
+    han = len(CJK.findall(text))
     if not han:
         return False
     words = _LATIN_WORD.findall(text)

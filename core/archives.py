@@ -20,7 +20,7 @@ import struct
 from pathlib import Path
 from typing import IO, Literal, cast
 
-from zhixing.core.errors import AccessError
+from .errors import AccessError
 
 __all__ = [
     "MAX_NAME_BYTES",

@@ -27,8 +27,8 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from zhixing.core.errors import AccessError, ConfigError
-from zhixing.core.store.users import UserStore
+from .errors import AccessError, ConfigError
+from .store.users import UserStore
 
 __all__ = [
     "ACCOUNT_MAX_FAILURES",

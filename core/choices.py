@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-from zhixing.core.errors import ZhixingError
+from .errors import ZhixingError
 
 __all__ = [
     "BuildMode",

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from zhixing.core.errors import ConfigError
+from .errors import ConfigError
 
 __all__ = [
     "BUILTIN_EMBEDDINGS",
@@ -140,9 +140,6 @@ class Settings:
             langsmith_project=env.get("ZHIXING_LANGSMITH_PROJECT") or "zhixing",
             embed_batch=_count(env, "ZHIXING_EMBED_BATCH", 256),
         )
-
-    def with_home(self, home: Path) -> Settings:
-        return replace(self, home=Path(home))
 
     @property
     def llm_configured(self) -> bool:

@@ -25,8 +25,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from zhixing.core.config import Settings
-from zhixing.core.errors import ConfigError
+from .config import Settings
+from .errors import ConfigError
 
 __all__ = [
     "BuiltinEmbedder",
@@ -224,6 +224,6 @@ def make_embedder(settings: Settings) -> Embedder:
             f"ZHIXING_EMBEDDING={settings.embedding} needs an endpoint: set OPENAI_BASE_URL"
             " (and OPENAI_API_KEY if it needs one), or use ZHIXING_EMBEDDING=builtin."
         )
-    from zhixing.core.llm import OpenAIEmbedder
+    from .llm import OpenAIEmbedder
 
     return OpenAIEmbedder(settings, settings.embedding.removeprefix("openai:"))

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import networkx as nx
 
-from zhixing.core.choices import GraphFormat
-from zhixing.core.store.graph import StoredEntity, StoredRelation
+from .choices import GraphFormat
+from .store.graph import StoredEntity, StoredRelation
 
 __all__ = ["graph_file"]
 

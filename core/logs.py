@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from zhixing.core.home import private_dir, private_file
+from .home import private_dir, private_file
 
 __all__ = ["close_debug_log", "close_verbose_log", "debug_log", "log_path", "verbose_log"]
 
@@ -31,7 +31,7 @@ _installed: dict[Path, logging.Handler] = {}
 
 class _Redact(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        from zhixing.core.llm.retry import redact
+        from .llm.retry import redact
 
         record.msg = redact(record.getMessage())
         record.args = None

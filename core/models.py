@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zhixing.core.choices import BuildMode, CellMode
+from .choices import BuildMode, CellMode
 
 __all__ = [
     "BackupSummary",

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zhixing.core.choices import CellMode
-from zhixing.core.errors import ZhixingError
-from zhixing.core.models import Notebook
+from .choices import CellMode
+from .errors import ZhixingError
+from .models import Notebook
 
 __all__ = ["MAX_IMPORT_BYTES", "MAX_IMPORT_CELLS", "CellDraft", "parse_notebook", "to_markdown"]
 

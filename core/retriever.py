@@ -19,8 +19,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from zhixing.core.config import Settings
-from zhixing.core.models import Hit
+from .config import Settings
+from .models import Hit
 
 __all__ = ["ZhixingRetriever", "hit_document"]
 
@@ -67,7 +67,7 @@ class ZhixingRetriever(BaseRetriever):
         admits one process."""
         import os
 
-        from zhixing.core.service import KnowledgeService
+        from .service import KnowledgeService
 
         env = dict(os.environ) if home is None else {**os.environ, "ZHIXING_HOME": str(home)}
         settings = Settings.from_env(env)
@@ -79,6 +79,7 @@ class ZhixingRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        del run_manager  # LangChain passes it; this retriever reports to no callback
         hits = self.service.search(
             query, self.knowledge_bases, top_k=self.top_k, strategies=self.strategies
         )

@@ -23,31 +23,31 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.answer import Answer, grounded_answer
-from zhixing.core.ask import AgentContext, AgenticResult, run_agentic
-from zhixing.core.ask.checkpoints import open_checkpointer
-from zhixing.core.ask.nodes import offline_aspects
-from zhixing.core.auth import LOCAL, ROLES, User, is_loopback
-from zhixing.core.build import (
+from .answer import Answer, grounded_answer
+from .ask import AgentContext, AgenticResult, run_agentic
+from .ask.checkpoints import open_checkpointer
+from .ask.nodes import offline_aspects
+from .auth import LOCAL, ROLES, User, is_loopback
+from .build import (
     BuildPipeline,
     BuildReport,
     ProgressEvent,
     ProgressSink,
     remove_documents,
 )
-from zhixing.core.build.background import BuildJobs, JobBusyError, JobView, LogLine
-from zhixing.core.build.estimate import BuildEstimate
-from zhixing.core.choices import GraphFormat
-from zhixing.core.config import Settings
-from zhixing.core.embed import Embedder, make_embedder
-from zhixing.core.errors import AccessError, NotFoundError, StoreError, ZhixingError
-from zhixing.core.home import owner_only_umask, private_dir, private_file, tighten, tighten_home
-from zhixing.core.ingest import sanitize_name
-from zhixing.core.ingest.uploads import Refusal, UploadRefusedError, screen_uploads
-from zhixing.core.llm.protocol import LLM, StreamingLLM, ToolCallingLLM
-from zhixing.core.llm.tracing import configure_tracing
-from zhixing.core.logs import debug_log
-from zhixing.core.models import (
+from .build.background import BuildJobs, JobBusyError, JobView, LogLine
+from .build.estimate import BuildEstimate
+from .choices import GraphFormat
+from .config import Settings
+from .embed import Embedder, make_embedder
+from .errors import AccessError, NotFoundError, StoreError, ZhixingError
+from .home import owner_only_umask, private_dir, private_file, tighten, tighten_home
+from .ingest import sanitize_name
+from .ingest.uploads import Refusal, UploadRefusedError, screen_uploads
+from .llm.protocol import LLM, StreamingLLM, ToolCallingLLM
+from .llm.tracing import configure_tracing
+from .logs import debug_log
+from .models import (
     BackupSummary,
     ChunkRef,
     Conversation,
@@ -65,21 +65,21 @@ from zhixing.core.models import (
     StoredDocument,
     Turn,
 )
-from zhixing.core.search import STRATEGIES, SearchEngine
-from zhixing.core.service_access import AccessControl
-from zhixing.core.service_notebook import NotebookMixin
-from zhixing.core.store import Catalog, VectorStore
-from zhixing.core.store.graph import GraphStore
-from zhixing.core.store.notebooks import NotebookStore
-from zhixing.core.store.runs import RunStore
-from zhixing.core.store.users import UserStore
-from zhixing.core.task.workspace import ARCHIVE_SUFFIXES
-from zhixing.core.trace import AskSink, EventSink
+from .search import STRATEGIES, SearchEngine
+from .service_access import AccessControl
+from .service_notebook import NotebookMixin
+from .store import Catalog, VectorStore
+from .store.graph import GraphStore
+from .store.notebooks import NotebookStore
+from .store.runs import RunStore
+from .store.users import UserStore
+from .task.workspace import ARCHIVE_SUFFIXES
+from .trace import AskSink, EventSink
 
 if TYPE_CHECKING:
-    from zhixing.core.backup import Stores
-    from zhixing.core.build.durable import JobRecord
-    from zhixing.core.task.configuration import TaskContext
+    from .backup import Stores
+    from .build.durable import JobRecord
+    from .task.configuration import TaskContext
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -271,8 +271,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
     def findings_text(findings: Sequence[Mapping[str, Any]], kind: str) -> str:
         """A task run's findings (the `run --json` shape) as a SARIF 2.1.0 log ("sarif") or a
         CSV table ("csv"), as `zhixing run --findings` writes them."""
-        from zhixing.core import __version__
-        from zhixing.core.task.export import render_findings
+        from . import __version__
+        from .task.export import render_findings
 
         return render_findings(findings, kind, __version__)
 
@@ -283,7 +283,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         out of the server's access control. The role is checked before the name, so a viewer
         learns nothing of restricted knowledge bases; `kb` keeps those invisible to non-members.
         """
-        from zhixing.core.backup import export_kb
+        from .backup import export_kb
 
         self.actor.require("build", "export knowledge bases")
         summary = export_kb(self._stores(), self.kb(name), path)
@@ -294,7 +294,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def import_kb(self, path: Path, *, as_name: str | None = None) -> BackupSummary:
         """Restore an archive as a new knowledge base (re-embedded if the model differs)."""
-        from zhixing.core.backup import import_kb, read_archive
+        from .backup import import_kb, read_archive
 
         self.authorize("build")
         path = Path(path)
@@ -310,7 +310,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return summary
 
     def _stores(self) -> Stores:
-        from zhixing.core.backup import Stores
+        from .backup import Stores
 
         return Stores(
             self._catalog, self._vectors, self._graph, self.embedder, self.settings.embed_batch
@@ -408,7 +408,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     ) -> dict[str, BuildEstimate | None] | None:
         """The LLM and embedding cost of building uploads into a new knowledge base in each mode
         (None when `worth_estimating` is not)."""
-        from zhixing.core.build.background import estimate
+        from .build.background import estimate
 
         self.actor.require("build", "add documents")
         if uploads:
@@ -417,7 +417,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def worth_estimating(self) -> bool:
         """Whether a build has a cost to show before it runs: LLM calls, or a slow embedder."""
-        from zhixing.core.build.estimate import worth_estimating
+        from .build.estimate import worth_estimating
 
         return worth_estimating(self._pipeline)
 
@@ -683,7 +683,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def _neighbour_names(self, kbs: Sequence[KnowledgeBase], terms: Sequence[str]) -> list[str]:
         """Names one hop from the entities the terms name: the offline refiner's new leads."""
-        from zhixing.core.text.entity_names import normalize_entity_name
+        from .text.entity_names import normalize_entity_name
 
         names: list[str] = []
         for kb in kbs:
@@ -704,7 +704,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
 
     def graph_file(self, name: str, fmt: GraphFormat | str) -> bytes:
         """The whole entity graph of a knowledge base as a GraphML or GEXF file (core/graph_file.py)."""
-        from zhixing.core.graph_file import graph_file
+        from .graph_file import graph_file
 
         kb = self.kb(name)
         entities, relations = self._graph.dump(kb.id)
@@ -728,8 +728,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
         """What the graph page draws: the `cap` best-connected entities of the given types and
         degree, or the `hops`-neighbourhood of the entity `query` names; drawn as HTML that runs
         in a sandbox with no same-origin (core/viz.py)."""
-        from zhixing.core.text.entity_names import normalize_entity_name
-        from zhixing.core.viz import GraphEdge, GraphNode, render_graph
+        from .text.entity_names import normalize_entity_name
+        from .viz import GraphEdge, GraphNode, render_graph
 
         kb = self.kb(name)
         stats = self._graph.stats(kb.id)
@@ -824,7 +824,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     ) -> Neighbourhood:
         """The K-hop neighbourhood of an entity: nodes (with the chunks that mention them) and
         edges (`to_json` is the `graph --json` shape of docs/architecture.md §9)."""
-        from zhixing.core.text.entity_names import normalize_entity_name
+        from .text.entity_names import normalize_entity_name
 
         kb = self.kb(name)
         seeds = self._graph.find_entities(kb.id, normalize_entity_name(entity))
@@ -870,7 +870,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         and, like an unpacked archive, removed when the run ends. In one of the actor's
         conversations the run is stored there and researched with the earlier tasks in mind.
         """
-        from zhixing.core.task.workspace import Workspace, open_workspace
+        from .task.workspace import Workspace, open_workspace
 
         if not task.strip():
             raise ZhixingError("The task is empty.")
@@ -905,7 +905,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     ) -> TaskContext:
         """The task agent's dependencies over the named knowledge bases, with a workspace
         folder or none, for a caller that runs the graph itself (cli/studio.py)."""
-        from zhixing.core.task.workspace import open_workspace
+        from .task.workspace import open_workspace
 
         kbs = self.scope(names)
         if not kbs:
@@ -922,7 +922,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
     def _task_context(
         self, kbs: Sequence[KnowledgeBase], workspace: Any, top_k: int, max_rounds: int
     ) -> TaskContext:
-        from zhixing.core.task.configuration import TaskContext
+        from .task.configuration import TaskContext
 
         def research(text: str, sink: AskSink | None) -> AgenticResult:
             context = self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
@@ -951,7 +951,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         top_k: int,
         thread: str | None,
     ) -> Any:
-        from zhixing.core.task.flow import run_task
+        from .task.flow import run_task
 
         context = self._task_context(kbs, workspace, top_k, max_rounds)
         started = time.time()
@@ -1065,6 +1065,6 @@ def _make_llm(
     """The LLM client when an endpoint is configured; None means the offline heuristics."""
     if not settings.llm_configured:
         return None
-    from zhixing.core.llm import LLMCache, LLMClient
+    from .llm import LLMCache, LLMClient
 
     return LLMClient(settings, LLMCache(catalog), **dict(options or {}))

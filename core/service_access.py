@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.auth import User, authenticate, check_role, check_user_name, hash_password
-from zhixing.core.config import Settings, load_saved, save_settings
-from zhixing.core.errors import NotFoundError
-from zhixing.core.models import KnowledgeBase
-from zhixing.core.store.users import AuditEntry, StoredUser, UserStore
+from .auth import User, authenticate, check_role, check_user_name, hash_password
+from .config import Settings, load_saved, save_settings
+from .errors import NotFoundError
+from .models import KnowledgeBase
+from .store.users import AuditEntry, StoredUser, UserStore
 
 if TYPE_CHECKING:
-    from zhixing.core.llm.check import ConnectionCheck
+    from .llm.check import ConnectionCheck
 
 __all__ = ["AccessControl"]
 
@@ -125,7 +125,7 @@ class AccessControl:
 
     def check_endpoint(self, candidate: Settings) -> ConnectionCheck:
         """Try the LLM endpoint of candidate settings before they are saved (core/llm/check)."""
-        from zhixing.core.llm.check import check_connection
+        from .llm.check import check_connection
 
         self.actor.require("admin", "change settings")
         return check_connection(candidate)

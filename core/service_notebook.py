@@ -20,17 +20,17 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.answer import Answer
-from zhixing.core.auth import User
-from zhixing.core.choices import CellMode, Strategy
-from zhixing.core.errors import ZhixingError
-from zhixing.core.models import Hit, KnowledgeBase, Notebook, NotebookCell
-from zhixing.core.notebook import parse_notebook, to_markdown
-from zhixing.core.store.notebooks import NotebookStore
-from zhixing.core.trace import AnswerTextEvent, AskSink
+from .answer import Answer
+from .auth import User
+from .choices import CellMode, Strategy
+from .errors import ZhixingError
+from .models import Hit, KnowledgeBase, Notebook, NotebookCell
+from .notebook import parse_notebook, to_markdown
+from .store.notebooks import NotebookStore
+from .trace import AnswerTextEvent, AskSink
 
 if TYPE_CHECKING:
-    from zhixing.core.ask import AgenticResult
+    from .ask import AgenticResult
 
 __all__ = ["MAX_TOP_K", "NotebookMixin"]
 

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
-from zhixing.core.archives import (
+from .archives import (
     MAX_NAME_BYTES,
     check_zip_directory,
     open_tar_stream,
     shown,
     walk_tar,
 )
-from zhixing.core.errors import AccessError, ZhixingError
+from .errors import AccessError, ZhixingError
 
 __all__ = ["UNPACK_MEMORY_BYTES", "UNPACK_TIMEOUT_S", "unpack_in_child"]
 

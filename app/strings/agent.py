@@ -1,6 +1,6 @@
 """The agent page (智能体): tasks over a workspace, researched in the knowledge bases."""
 
-from zhixing.app.strings import localized
+from . import localized
 
 
 class ZH:

@@ -1,6 +1,6 @@
 """The build page (构建): creating knowledge bases, build jobs, documents."""
 
-from zhixing.app.strings import localized
+from . import localized
 
 
 class ZH:
@@ -152,9 +152,6 @@ class ZH:
 
     # --- paused and resumed builds (core.build.pause, core.build.durable) ----------------------
     STATE_PAUSED = "已暂停（等待大模型服务恢复）"
-    PAUSED_NOTE = (
-        "大模型服务暂时无法连接，构建已暂停并会自动重试；服务恢复后继续。可以取消，稍后再继续。"
-    )
 
 
 class EN(ZH):
@@ -341,10 +338,6 @@ class EN(ZH):
     DELETED = "Deleted the knowledge base “{name}”."
 
     STATE_PAUSED = "paused (waiting for the LLM service)"
-    PAUSED_NOTE = (
-        "The LLM service cannot be reached; the build is paused and retries by itself, going on"
-        " once the service is back. You can cancel it and continue later."
-    )
 
 
 __getattr__ = localized(ZH, EN)

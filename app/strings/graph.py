@@ -1,6 +1,6 @@
 """The graph page (图谱)."""
 
-from zhixing.app.strings import localized
+from . import localized
 
 
 class ZH:

@@ -1,7 +1,7 @@
 """The recall page (召回), a notebook of questions: its cells, and the rounds and hits they show
 (app/rounds.py shares the hits, answers and rounds with the agent page)."""
 
-from zhixing.app.strings import localized
+from . import localized
 
 
 class ZH:
@@ -57,11 +57,9 @@ class ZH:
     QUESTION_TOO_LONG = "问题有 {length:,} 个字符，超过了 {limit:,} 个字符的上限；请删减后再运行。"
     NO_STRATEGY = "请至少选择一种检索策略。"
     SEARCHING = "正在检索…"
-    ANSWER_HEADER = "回答"
     HITS_HEADER = "召回结果 · {count} 条"
     EVIDENCE_HEADER = "证据 · {count} 条"
     NO_HITS = "没有召回任何片段。"
-    ROUNDS_HEADER = "检索轮次"
 
     # Hits and answers
     HIT_LABEL = "#{rank} · {document} · {where} · RRF {score:.4f} · {provenance}"
@@ -153,11 +151,9 @@ class EN(ZH):
     )
     NO_STRATEGY = "Please pick at least one strategy."
     SEARCHING = "Searching…"
-    ANSWER_HEADER = "Answer"
     HITS_HEADER = "Hits · {count}"
     EVIDENCE_HEADER = "Evidence · {count}"
     NO_HITS = "No chunk matched."
-    ROUNDS_HEADER = "Rounds"
 
     HIT_LABEL = "#{rank} · {document} · {where} · RRF {score:.4f} · {provenance}"
     PAGE = "page {page}"

@@ -1,7 +1,7 @@
 """The settings page: the model endpoint and embedding (pages/settings.py), users, who may see
 each knowledge base, and the audit log (app/users.py)."""
 
-from zhixing.app.strings import localized
+from . import localized
 
 
 class ZH:

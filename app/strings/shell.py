@@ -1,6 +1,6 @@
 """The shell: navigation, sidebar, empty state, errors, the login form."""
 
-from zhixing.app.strings import localized
+from . import localized
 
 
 class ZH:

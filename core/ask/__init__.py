@@ -3,7 +3,7 @@
 `run_agentic(question, AgentContext(...))` is the entry point; `build_graph()` the compiled graph.
 """
 
-from zhixing.core.ask.configuration import AgentContext, AnswerLike
-from zhixing.core.ask.flow import AgenticResult, build_graph, run_agentic
+from .configuration import AgentContext, AnswerLike
+from .flow import AgenticResult, build_graph, run_agentic
 
 __all__ = ["AgentContext", "AgenticResult", "AnswerLike", "build_graph", "run_agentic"]

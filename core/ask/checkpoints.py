@@ -12,12 +12,12 @@ from pathlib import Path
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from zhixing.core.answer import Answer, Citation
-from zhixing.core.ask.state import Evidence, Query
-from zhixing.core.errors import StoreError
-from zhixing.core.models import Hit
-from zhixing.core.search.rewrite import QueryRewrites
-from zhixing.core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
+from ..answer import Answer, Citation
+from ..errors import StoreError
+from ..models import Hit
+from ..search.rewrite import QueryRewrites
+from ..task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
+from .state import Evidence, Query
 
 __all__ = ["open_checkpointer"]
 

@@ -6,12 +6,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from zhixing.core.errors import ConfigError
-from zhixing.core.models import Hit
-from zhixing.core.search.rewrite import QueryRewrites
+from ..errors import ConfigError
+from ..models import Hit
+from ..search.rewrite import QueryRewrites
 
 if TYPE_CHECKING:
-    from zhixing.core.llm.protocol import LLM
+    from ..llm.protocol import LLM
 
 __all__ = ["MAX_ROUNDS_RANGE", "AgentContext", "AnswerLike"]
 

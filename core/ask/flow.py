@@ -22,14 +22,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from zhixing.core.ask import nodes
-from zhixing.core.ask.binding import Resolver, RunContexts
-from zhixing.core.ask.configuration import AgentContext, AnswerLike
-from zhixing.core.ask.memory import fresh_run, thread_config
-from zhixing.core.ask.state import AgentState
-from zhixing.core.ask.streaming import stream_run
-from zhixing.core.models import Hit
-from zhixing.core.trace import AskSink, TraceEvent
+from ..models import Hit
+from ..trace import AskSink, TraceEvent
+from . import nodes
+from .binding import Resolver, RunContexts
+from .configuration import AgentContext, AnswerLike
+from .memory import fresh_run, thread_config
+from .state import AgentState
+from .streaming import stream_run
 
 __all__ = [
     "AgenticResult",

@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.types import Overwrite
 
-from zhixing.core.search.query_terms import key_terms
+from ..search.query_terms import key_terms
 
 __all__ = [
     "HISTORY_TURNS",

@@ -18,25 +18,15 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
-from zhixing.core.answer import is_chinese
-from zhixing.core.ask.configuration import AgentContext
-from zhixing.core.ask.memory import history_text, resolve_followup, turn_record, usable_turns
-from zhixing.core.ask.prompts import (
-    ASK_PROMPTS,
-    AgentPlan,
-    EvidenceVerdict,
-    RefinedQueries,
-    SearchQuery,
-)
-from zhixing.core.ask.state import AgentState, Evidence, Query, keep_best_evidence
-from zhixing.core.errors import LLMError
-from zhixing.core.llm.boundary import tidy, tidy_list
-from zhixing.core.models import Hit
-from zhixing.core.search.fusion import RRF_K
-from zhixing.core.search.query_terms import key_terms, split_query
-from zhixing.core.text.question_words import asked_kinds, holds, is_cue, is_generic
-from zhixing.core.text.sentences import Sentence, asks_about_scope, hit_sentences
-from zhixing.core.trace import (
+from ..answer import is_chinese
+from ..errors import LLMError
+from ..llm.boundary import tidy, tidy_list
+from ..models import Hit
+from ..search.fusion import RRF_K
+from ..search.query_terms import key_terms, split_query
+from ..text.question_words import asked_kinds, holds, is_cue, is_generic
+from ..text.sentences import Sentence, asks_about_scope, hit_sentences
+from ..trace import (
     AnswerEvent,
     AnswerTextEvent,
     AskEvent,
@@ -47,6 +37,16 @@ from zhixing.core.trace import (
     RefineEvent,
     RetrieveEvent,
 )
+from .configuration import AgentContext
+from .memory import history_text, resolve_followup, turn_record, usable_turns
+from .prompts import (
+    ASK_PROMPTS,
+    AgentPlan,
+    EvidenceVerdict,
+    RefinedQueries,
+    SearchQuery,
+)
+from .state import AgentState, Evidence, Query, keep_best_evidence
 
 __all__ = [
     "answer",
@@ -105,18 +105,12 @@ def _holds(term: str, sentence: Sentence) -> bool:
     return folded in sentence.text.casefold() or folded in sentence.heading.casefold()
 
 
-def term_gaps(
-    terms: Mapping[str, list[str]], evidence: Sequence[Hit], *, scope_ok: bool = False
-) -> dict[str, list[str]]:
+def _gaps(terms: Mapping[str, list[str]], sentences: Sequence[Sentence]) -> dict[str, list[str]]:
     """Per aspect, the key terms no evidence sentence holds (the offline judge's input).
 
-    The judge reads whole sentences (core/text/sentences.py, the answer's own), each with the
+    The sentences are whole ones (core/text/sentences.py, the answer's own), each with the
     heading it stands under: a heading alone is not evidence, nor is a note on the document's
     scope unless the question asks about scope."""
-    return _gaps(terms, [s for hit in evidence for s in hit_sentences(hit, scope_ok=scope_ok)])
-
-
-def _gaps(terms: Mapping[str, list[str]], sentences: Sequence[Sentence]) -> dict[str, list[str]]:
     return {
         aspect: [w for w in words if not any(_holds(w, s) for s in sentences)]
         for aspect, words in _distinct_terms(terms).items()

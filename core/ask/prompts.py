@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from zhixing.core.llm.prompts import Prompt
-from zhixing.core.search.rewrite import QueryRewrites, clean_rewrites
+from ..llm.prompts import Prompt
+from ..search.rewrite import QueryRewrites, clean_rewrites
 
 __all__ = ["ASK_PROMPTS", "AgentPlan", "EvidenceVerdict", "RefinedQueries", "SearchQuery"]
 

@@ -12,7 +12,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from zhixing.core.trace import TraceEvent
+from ..trace import TraceEvent
 
 __all__ = ["stream_run"]
 

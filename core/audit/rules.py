@@ -108,7 +108,6 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
     ),
 )
 
-RULES_BY_ID: dict[str, AuditRule] = {r.id: r for r in BUILTIN_RULES}
 # Second-tier rules: a query assembled from a parameter, reported when no taint reaches it.
 STRUCTURAL_RULE_IDS = frozenset(r.id for r in BUILTIN_RULES if ".concatenated-" in r.id)
 RULE_FOR_CWE: dict[int, AuditRule] = {

@@ -42,7 +42,16 @@ from typing import Any
 
 import numpy as np
 
-from zhixing.core.backup.archive import (
+from ..build import embedding_text
+from ..embed import Embedder
+from ..errors import ParseError
+from ..models import BackupSummary, Chunk, KnowledgeBase
+from ..store import Catalog, VectorRecord, VectorStore
+from ..store.analysis import ANALYSIS_VERSION, bm25_text
+from ..store.graph import GraphStore
+from ..store.kb_rows import Ids
+from ..store.vectors import KINDS, primary_key
+from .archive import (
     FORMAT,
     FORMAT_VERSION,
     MANIFEST,
@@ -51,15 +60,6 @@ from zhixing.core.backup.archive import (
     read_archive,
     write_archive,
 )
-from zhixing.core.build import embedding_text
-from zhixing.core.embed import Embedder
-from zhixing.core.errors import ParseError
-from zhixing.core.models import BackupSummary, Chunk, KnowledgeBase
-from zhixing.core.store import Catalog, VectorRecord, VectorStore
-from zhixing.core.store.analysis import ANALYSIS_VERSION, bm25_text
-from zhixing.core.store.graph import GraphStore
-from zhixing.core.store.kb_rows import Ids
-from zhixing.core.store.vectors import KINDS, primary_key
 
 __all__ = [
     "FORMAT",

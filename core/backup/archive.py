@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from zhixing.core.archives import NotAZipFile, check_zip_directory
-from zhixing.core.errors import AccessError, ParseError, StoreError
-from zhixing.core.models import BUILD_MODES
-from zhixing.core.store.analysis import ANALYSIS_VERSION
-from zhixing.core.store.kb_rows import KB_TABLES
-from zhixing.core.store.vectors import KINDS
+from ..archives import NotAZipFile, check_zip_directory
+from ..errors import AccessError, ParseError, StoreError
+from ..models import BUILD_MODES
+from ..store.analysis import ANALYSIS_VERSION
+from ..store.kb_rows import KB_TABLES
+from ..store.vectors import KINDS
 
 __all__ = [
     "FORMAT",

@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.build.events import BuildReport, ProgressEvent, ProgressSink
-from zhixing.core.choices import JobState
-from zhixing.core.config import Settings
-from zhixing.core.errors import ZhixingError, internal_error
-from zhixing.core.ingest import sanitize_name
-from zhixing.core.ingest.uploads import UploadRefusedError, check_upload
+from ..choices import JobState
+from ..config import Settings
+from ..errors import ZhixingError, internal_error
+from ..ingest import sanitize_name
+from ..ingest.uploads import UploadRefusedError, check_upload
+from .events import BuildReport, ProgressEvent, ProgressSink
 
 if TYPE_CHECKING:
-    from zhixing.core.build.estimate import BuildEstimate
-    from zhixing.core.service import KnowledgeService
+    from ..service import KnowledgeService
+    from .estimate import BuildEstimate
 
 __all__ = [
     "JOB_STAGES",
@@ -62,7 +62,6 @@ RUNNING, DONE, FAILED, CANCELLED = (
     JobState.CANCELLED,
 )
 PAUSED = JobState.PAUSED  # the LLM endpoint is away; the job waits for it (core.build.pause)
-ACTIVE = (RUNNING, PAUSED)
 _MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event; cap the memory
 _MAX_FINISHED = 50  # finished jobs kept for their summaries
 
@@ -91,7 +90,7 @@ class JobView:
     id: str
     kb: str
     files: tuple[str, ...]
-    state: str
+    state: JobState
     done: int
     total: int
     chunks: int  # indexed: their vectors written
@@ -112,7 +111,7 @@ class JobView:
     @property
     def running(self) -> bool:
         """Still at work (running, or paused waiting for the LLM endpoint)."""
-        return self.state in ACTIVE
+        return self.state.active
 
     @property
     def fraction(self) -> float:
@@ -129,7 +128,7 @@ class _Job:
     files: tuple[str, ...]
     staging: Path | None
     cancel: threading.Event = field(default_factory=threading.Event)
-    state: str = RUNNING
+    state: JobState = RUNNING
     done: int = 0
     total: int = 0
     chunks: int = 0
@@ -275,11 +274,6 @@ class BuildJobs:
             job = self._running(kb)
             return job.view() if job else None
 
-    def any_running(self) -> bool:
-        """Whether any build (of any knowledge base) is still at work."""
-        with self._lock:
-            return self._any_active()
-
     def when_idle(self, callback: Callable[[], None]) -> bool:
         """Run `callback` as soon as no build is running; return whether it ran now.
 
@@ -312,7 +306,7 @@ class BuildJobs:
         uploads go with it: what it left is given up, what it indexed stays."""
         with self._lock:
             job = self._jobs.get(job_id)
-            if job is not None and job.state not in ACTIVE:
+            if job is not None and not job.state.active:
                 del self._jobs[job_id]
             else:
                 job = None
@@ -420,17 +414,17 @@ class BuildJobs:
             del job.log[: len(job.log) - _MAX_LOG]
 
     def _any_active(self) -> bool:
-        return any(j.state in ACTIVE for j in self._jobs.values())
+        return any(j.state.active for j in self._jobs.values())
 
     def _running(self, kb: str) -> _Job | None:
-        return next((j for j in self._jobs.values() if j.kb == kb and j.state in ACTIVE), None)
+        return next((j for j in self._jobs.values() if j.kb == kb and j.state.active), None)
 
     def _check_idle(self, kb: str) -> None:
         if self._running(kb) is not None:
             raise JobBusyError(BUSY.format(kb=kb))
 
     def _trim(self) -> None:
-        finished = [i for i, j in self._jobs.items() if j.state not in ACTIVE]
+        finished = [i for i, j in self._jobs.items() if not j.state.active]
         for job_id in finished[_MAX_FINISHED:]:
             del self._jobs[job_id]
 

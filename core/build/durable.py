@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zhixing.core.choices import JobState
-from zhixing.core.errors import ZhixingError
-from zhixing.core.models import KnowledgeBase
+from ..choices import JobState
+from ..errors import ZhixingError
+from ..models import KnowledgeBase
 
 __all__ = [
-    "ACTIVE",
     "BuildBusyError",
     "JobRecord",
     "ProcessId",
@@ -35,9 +34,8 @@ __all__ = [
     "this_process",
 ]
 
-# running | paused: a build is (or was, if its process died) at work; the others are final,
-# except `interrupted`, which `resume` picks up.
-ACTIVE = (JobState.RUNNING, JobState.PAUSED)
+# The final states (`JobState.active` says which are at work); `interrupted`, which `resume`
+# picks up, is neither.
 _ENDED = (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
 
 

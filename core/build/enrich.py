@@ -23,19 +23,20 @@ from typing import Any, cast
 
 import numpy as np
 
-from zhixing.core.build.merge import known_types, merge_knowledge, model_names
-from zhixing.core.build.pause import BuildCancelled
-from zhixing.core.build.sanitize import clean_knowledge
-from zhixing.core.embed import Embedder
-from zhixing.core.errors import LLMError, LLMOutputError
-from zhixing.core.extract import offline_knowledge
-from zhixing.core.llm.boundary import Rejections
-from zhixing.core.llm.protocol import LLM, CallsCancelled
-from zhixing.core.llm.schemas import ChunkKnowledge
-from zhixing.core.models import Chunk, KnowledgeBase
-from zhixing.core.store import VectorStore
-from zhixing.core.store.graph import GraphStore
-from zhixing.core.text.entity_names import normalize_entity_name
+from ..embed import Embedder
+from ..errors import LLMError, LLMOutputError
+from ..extract import offline_knowledge
+from ..llm.boundary import Rejections
+from ..llm.protocol import LLM, CallsCancelled
+from ..llm.schemas import ChunkKnowledge
+from ..models import Chunk, KnowledgeBase
+from ..store import VectorStore
+from ..store.graph import GraphStore
+from ..text.chinese import CJK
+from ..text.entity_names import normalize_entity_name
+from .merge import known_types, merge_knowledge, model_names
+from .pause import BuildCancelled
+from .sanitize import clean_knowledge
 
 __all__ = ["ALIAS_SIMILARITY", "EnrichItem", "EnrichResult", "Enricher"]
 
@@ -52,7 +53,6 @@ SAME_SCRIPT_SIMILARITY = 0.9
 _NO_SIMILARITY_TYPES = {"clause", "weakness", "standard"}
 _DIGIT = re.compile(r"\d")
 _MAX_SUMMARY_CHARS = 1500  # a "three-sentence" summary longer than this is not one
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ class Enricher:
             if self.kb.mode == "index":
                 return [ChunkKnowledge() for _ in items]
             return [self._offline(i) for i in items]
-        from zhixing.core.llm import chunk_knowledge_variables
+        from ..llm import chunk_knowledge_variables
 
         variables = [
             chunk_knowledge_variables(
@@ -182,7 +182,7 @@ class Enricher:
 
         def call() -> list[ChunkKnowledge | Exception]:
             out = self._call_many(llm, "chunk_knowledge", variables)
-            from zhixing.core.llm.retry import (
+            from ..llm.retry import (
                 EndpointFailingError,
                 EndpointRefusedError,
                 EndpointUnreachableError,
@@ -397,7 +397,7 @@ class Enricher:
         llm = self.llm
         if llm is None:
             return
-        from zhixing.core.llm.retry import EndpointUnreachableError
+        from ..llm.retry import EndpointUnreachableError
 
         long = self.graph.long_descriptions(entity_ids)
         if not long:
@@ -428,7 +428,7 @@ class Enricher:
 
     def _call_many(self, llm: LLM, role: str, variables: Sequence[dict[str, Any]]) -> list[Any]:
         """`llm.call_many` that a cancel abandons at once (BuildCancelled), in flight or not."""
-        from zhixing.core.llm import PROMPTS
+        from ..llm import PROMPTS
 
         if self._cancel is not None and self._cancel.is_set():
             raise BuildCancelled
@@ -479,7 +479,7 @@ class Enricher:
             other_name = self._name_of(entity_id)
             if _DIGIT.search(other_name):
                 continue
-            same_script = bool(_CJK.search(name)) == bool(_CJK.search(other_name))
+            same_script = bool(CJK.search(name)) == bool(CJK.search(other_name))
             needed = SAME_SCRIPT_SIMILARITY if same_script else ALIAS_SIMILARITY
             score = float(vector @ other)
             if score >= needed and score > best_score:
@@ -498,7 +498,7 @@ def _type(value: str) -> str:
 
 
 def _unreachable(exc: BaseException) -> bool:
-    from zhixing.core.llm.retry import EndpointUnreachableError
+    from ..llm.retry import EndpointUnreachableError
 
     return isinstance(exc, EndpointUnreachableError)
 

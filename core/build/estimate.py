@@ -26,16 +26,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.build.events import ItemFailure
-from zhixing.core.build.sources import collect_files, iter_units
-from zhixing.core.build.texts import embedding_text
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest import chunk_document
-from zhixing.core.models import KnowledgeBase
-from zhixing.core.store.graph import MAX_DESCRIPTION, GraphStore
+from ..errors import ParseError
+from ..ingest import chunk_document
+from ..models import KnowledgeBase
+from ..store.graph import MAX_DESCRIPTION, GraphStore
+from .events import ItemFailure
+from .sources import collect_files, iter_units
+from .texts import embedding_text
 
 if TYPE_CHECKING:
-    from zhixing.core.build.pipeline import BuildPipeline
+    from .pipeline import BuildPipeline
 
 __all__ = [
     "DEFAULT_RATES",
@@ -138,7 +138,7 @@ def estimate_add(
     """
     if not worth_estimating(pipeline):
         return None
-    from zhixing.core.embed import embedding_seconds
+    from ..embed import embedding_seconds
 
     settings = pipeline.settings
     files, _ = collect_files(paths)
@@ -162,7 +162,7 @@ def estimate_add(
         ):
             texts.append(embedding_text(doc.title, chunk))
             if pipeline.llm is not None:
-                from zhixing.core.llm import chunk_knowledge_variables
+                from ..llm import chunk_knowledge_variables
 
                 variables.append(
                     chunk_knowledge_variables(
@@ -183,7 +183,7 @@ def estimate_add(
     )
     if pipeline.llm is None:
         return BuildEstimate(chunks=len(texts), embedding=embedding)
-    from zhixing.core.llm import PROMPTS
+    from ..llm import PROMPTS
 
     llm = pipeline.llm
     estimate = llm.estimate(PROMPTS["chunk_knowledge"], variables)

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from zhixing.core.llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation
-from zhixing.core.text.entity_names import normalize_entity_name
+from ..llm.schemas import ChunkKnowledge, ExtractedEntity, ExtractedRelation
+from ..text.entity_names import normalize_entity_name
 
 __all__ = ["known_types", "merge_knowledge", "model_names"]
 

@@ -29,13 +29,13 @@ class BuildCancelled(Exception):  # noqa: N818 - a signal inside the pipeline, n
 
 def _unreachable(exc: BaseException) -> bool:
     # Imported here: core.llm loads langchain, which an offline build never needs.
-    from zhixing.core.llm.retry import EndpointUnreachableError
+    from ..llm.retry import EndpointUnreachableError
 
     return isinstance(exc, EndpointUnreachableError)
 
 
 def _busy(exc: BaseException) -> bool:
-    from zhixing.core.llm.retry import EndpointBusyError
+    from ..llm.retry import EndpointBusyError
 
     return isinstance(exc, EndpointBusyError) or isinstance(exc.__cause__, EndpointBusyError)
 

@@ -25,7 +25,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zhixing.core.build.durable import (
+from ..choices import JobState
+from ..config import Settings
+from ..embed import Embedder
+from ..errors import (
+    LLMError,
+    NotFoundError,
+    ParseError,
+    StoreError,
+    ZhixingError,
+    internal_error,
+)
+from ..ingest import chunk_document
+from ..ingest.pdf import ParseCancelled, cancelling
+from ..llm.protocol import LLM
+from ..models import Chunk, KnowledgeBase, ParsedDocument
+from ..store import Catalog, VectorRecord, VectorStore
+from ..store.analysis import bm25_text
+from ..store.catalog import JobBusy
+from ..store.graph import GraphStore
+from .durable import (
     BuildBusyError,
     JobRecord,
     build_lock,
@@ -34,40 +53,21 @@ from zhixing.core.build.durable import (
     staging_of,
     this_process,
 )
-from zhixing.core.build.enrich import Enricher, EnrichItem
-from zhixing.core.build.events import (
+from .enrich import Enricher, EnrichItem
+from .events import (
     BuildReport,
     ItemFailure,
     ProgressEvent,
     ProgressSink,
     RateClock,
 )
-from zhixing.core.build.pause import BuildCancelled, PauseGuard, until_cancelled
-from zhixing.core.build.remove import remove_documents
-from zhixing.core.build.sources import Unit, collect_files, count_units, iter_units
-from zhixing.core.build.texts import embedding_text
-from zhixing.core.choices import JobState
-from zhixing.core.config import Settings
-from zhixing.core.embed import Embedder
-from zhixing.core.errors import (
-    LLMError,
-    NotFoundError,
-    ParseError,
-    StoreError,
-    ZhixingError,
-    internal_error,
-)
-from zhixing.core.ingest import chunk_document
-from zhixing.core.ingest.pdf import ParseCancelled, cancelling
-from zhixing.core.llm.protocol import LLM
-from zhixing.core.models import Chunk, KnowledgeBase, ParsedDocument
-from zhixing.core.store import Catalog, VectorRecord, VectorStore
-from zhixing.core.store.analysis import bm25_text
-from zhixing.core.store.catalog import JobBusy
-from zhixing.core.store.graph import GraphStore
+from .pause import BuildCancelled, PauseGuard, until_cancelled
+from .remove import remove_documents
+from .sources import Unit, collect_files, count_units, iter_units
+from .texts import embedding_text
 
 if TYPE_CHECKING:
-    from zhixing.core.build.estimate import BuildEstimate
+    from .estimate import BuildEstimate
 
 __all__ = ["BuildPipeline", "embedding_text", "remove_documents"]
 
@@ -175,7 +175,7 @@ class BuildPipeline:
 
     def estimate(self, kb: KnowledgeBase, paths: Sequence[Path]) -> BuildEstimate | None:
         """Estimate the LLM calls and tokens an `add` would cost, before it runs (None offline)."""
-        from zhixing.core.build.estimate import estimate_add
+        from .estimate import estimate_add
 
         return estimate_add(self, kb, paths)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zhixing.core.embed import Embedder
-from zhixing.core.models import KnowledgeBase
-from zhixing.core.store import Catalog, VectorRecord, VectorStore
-from zhixing.core.store.graph import GraphStore
+from ..embed import Embedder
+from ..models import KnowledgeBase
+from ..store import Catalog, VectorRecord, VectorStore
+from ..store.graph import GraphStore
 
 __all__ = ["remove_documents"]
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 
-from zhixing.core.llm.schemas import (
+from ..llm.schemas import (
     ENTITY_TYPES,
     ChunkKnowledge,
     ExtractedEntity,
     ExtractedRelation,
     IndexQuestion,
 )
-from zhixing.core.text.entity_names import normalize_entity_name
+from ..text.entity_names import normalize_entity_name
 
 __all__ = ["ENTITY_TYPES", "clean_knowledge"]
 

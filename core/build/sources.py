@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from zhixing.core.build.events import ItemFailure
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest import detect_kind, iter_jsonl, parse_file, sanitize_name
-from zhixing.core.models import ParsedDocument
+from ..errors import ParseError
+from ..ingest import detect_kind, iter_jsonl, parse_file, sanitize_name
+from ..models import ParsedDocument
+from .events import ItemFailure
 
 __all__ = ["Unit", "collect_files", "count_units", "iter_units"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zhixing.core.models import Chunk
+from ..models import Chunk
 
 __all__ = ["embedding_text"]
 

@@ -6,7 +6,7 @@ build merges entities by, across chunks and documents. jieba, which this package
 Chinese, loads on first use.
 """
 
-from zhixing.core.extract.offline import MODES, offline_knowledge
-from zhixing.core.text.entity_names import normalize_entity_name
+from ..text.entity_names import normalize_entity_name
+from .offline import MODES, offline_knowledge
 
 __all__ = ["MODES", "normalize_entity_name", "offline_knowledge"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from zhixing.core.extract import lexicon as lx
-from zhixing.core.extract.mention import CJK_CHARS, Mention, overlaps
-from zhixing.core.text.chinese import pos_tag
+from ..text.chinese import pos_tag
+from . import lexicon as lx
+from .mention import CJK_CHARS, Mention, overlaps
 
 __all__ = ["chinese_phrases"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from zhixing.core.extract import lexicon as lx
-from zhixing.core.extract.mention import Mention, overlaps
+from . import lexicon as lx
+from .mention import Mention, overlaps
 
 __all__ = ["english_phrases"]
 

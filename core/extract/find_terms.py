@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from zhixing.core.extract import lexicon as lx
-from zhixing.core.extract.chinese_phrases import chinese_phrases
-from zhixing.core.extract.english_phrases import english_phrases
-from zhixing.core.extract.mention import Mention, normalize_entity_name, top_level
+from . import lexicon as lx
+from .chinese_phrases import chinese_phrases
+from .english_phrases import english_phrases
+from .mention import Mention, normalize_entity_name, top_level
 
 __all__ = ["Mention", "find_mentions", "normalize_entity_name", "top_level"]
 

@@ -8,7 +8,7 @@ from them still becomes an entity of type `concept` when the rules find it.
 
 from __future__ import annotations
 
-from zhixing.core.text.english import STOP_WORDS
+from ..text.english import STOP_WORDS
 
 __all__ = [
     "ACRONYM_STOP",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhixing.core.text.chinese import CJK_CHARS
-from zhixing.core.text.entity_names import normalize_entity_name
+from ..text.chinese import CJK_CHARS
+from ..text.entity_names import normalize_entity_name
 
 __all__ = ["CJK_CHARS", "Mention", "normalize_entity_name", "overlaps", "top_level"]
 

@@ -14,16 +14,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from zhixing.core.extract.find_terms import Mention, find_mentions, normalize_entity_name, top_level
-from zhixing.core.extract.questions import build_questions, context_for, display_clause
-from zhixing.core.extract.relations import Link, co_occurring, pattern_links
-from zhixing.core.extract.segments import Segment, is_chinese, requirement_of, segment_text
-from zhixing.core.llm.schemas import (
+from ..llm.schemas import (
     ChunkKnowledge,
     ExtractedEntity,
     ExtractedRelation,
     IndexQuestion,
 )
+from .find_terms import Mention, find_mentions, normalize_entity_name, top_level
+from .questions import build_questions, context_for, display_clause
+from .relations import Link, co_occurring, pattern_links
+from .segments import Segment, is_chinese, requirement_of, segment_text
 
 __all__ = ["MODES", "offline_knowledge"]
 

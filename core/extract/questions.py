@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhixing.core.extract import lexicon as lx
-from zhixing.core.extract.find_terms import Mention
-from zhixing.core.extract.segments import Segment, clean_inline, requirement_of
+from . import lexicon as lx
+from .find_terms import Mention
+from .segments import Segment, clean_inline, requirement_of
 
 __all__ = ["Context", "Draft", "build_questions", "context_for", "display_clause"]
 

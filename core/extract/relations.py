@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhixing.core.extract.mention import CJK_CHARS, Mention
+from .mention import CJK_CHARS, Mention
 
 __all__ = ["Link", "co_occurring", "pattern_links"]
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..text.chinese import CJK
+
 __all__ = ["Requirement", "Segment", "clean_inline", "is_chinese", "requirement_of", "segment_text"]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -32,7 +34,6 @@ _SPACES = re.compile(r"[ \t\u3000]+")
 # A sentence ends at CJK terminators wherever they are, and at Latin ones before a space.
 _END = re.compile(r"[。！？；]+[”’」』）)\]\"']*|[.!?]+[”’\"')\]]*(?=\s|$)")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "al", "mr", "dr", "no", "fig"})
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _CLAUSE_ID = re.compile(r"^V?\d{1,2}(?:\.\d{1,3}){1,3}$")
 _LEVEL = re.compile(r"^L([1-3])$")
@@ -120,12 +121,12 @@ def is_chinese(segments: Sequence[Segment], context: str = "") -> bool:
     A chunk of a Chinese document (`context`: its title and headings) that has any Chinese in
     it counts as Chinese, even when English link titles outnumber its Chinese words.
     """
-    if _CJK.search(context) and any(_CJK.search(s.text) for s in segments):
+    if CJK.search(context) and any(CJK.search(s.text) for s in segments):
         return True
     cjk = words = 0
     for segment in segments:
         if segment.kind != "code":
-            cjk += len(_CJK.findall(segment.text))
+            cjk += len(CJK.findall(segment.text))
             words += len(_LATIN_WORD.findall(segment.text))
     return cjk > 0 and cjk >= words
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhixing.core.ingest.structure import Block, split_blocks
-from zhixing.core.models import Chunk, ParsedDocument
+from ..models import Chunk, ParsedDocument
+from .structure import Block, split_blocks
 
 __all__ = ["chunk_document", "count_units", "split_sentences"]
 

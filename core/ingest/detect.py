@@ -7,9 +7,9 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.file_names import sanitize_name
-from zhixing.core.ingest.textcodec import decode_text, looks_binary
+from ..errors import ParseError
+from .file_names import sanitize_name
+from .textcodec import decode_text, looks_binary
 
 __all__ = ["KINDS", "SUPPORTED", "detect_kind", "mislabelled", "read_failure"]
 

@@ -17,7 +17,7 @@ import warnings
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, PageElement, Tag
 
-from zhixing.core.ingest.tables import Cell, spanned_table
+from .tables import Cell, spanned_table
 
 __all__ = ["expand_html", "render_page"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.embedded_html import render_page
-from zhixing.core.ingest.plain import read_text
-from zhixing.core.models import Page, ParsedDocument
+from ..errors import ParseError
+from ..models import Page, ParsedDocument
+from .embedded_html import render_page
+from .plain import read_text
 
 __all__ = ["parse_html"]
 

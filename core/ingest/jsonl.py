@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.detect import detect_kind, read_failure
-from zhixing.core.ingest.file_names import sanitize_name
-from zhixing.core.ingest.textcodec import normalize_newlines
-from zhixing.core.models import Page, ParsedDocument
+from ..errors import ParseError
+from ..models import Page, ParsedDocument
+from .detect import detect_kind, read_failure
+from .file_names import sanitize_name
+from .textcodec import normalize_newlines
 
 __all__ = ["iter_jsonl"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.detect import KINDS, detect_kind
-from zhixing.core.ingest.file_names import sanitize_name
-from zhixing.core.ingest.html import parse_html
-from zhixing.core.ingest.pdf import parse_pdf
-from zhixing.core.ingest.plain import parse_markdown, parse_text
-from zhixing.core.ingest.word import parse_docx
-from zhixing.core.models import ParsedDocument
+from ..errors import ParseError
+from ..models import ParsedDocument
+from .detect import KINDS, detect_kind
+from .file_names import sanitize_name
+from .html import parse_html
+from .pdf import parse_pdf
+from .plain import parse_markdown, parse_text
+from .word import parse_docx
 
 __all__ = ["parse_file"]
 

@@ -22,9 +22,10 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 import zhixing
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.pdf_page import PageResult, open_pdf
-from zhixing.core.models import Page, ParsedDocument
+
+from ..errors import ParseError
+from ..models import Page, ParsedDocument
+from .pdf_page import PageResult, open_pdf
 
 __all__ = ["MAX_PDF_BYTES", "PARSE_TIMEOUT_S", "ParseCancelled", "cancelling", "parse_pdf"]
 

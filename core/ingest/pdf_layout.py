@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 
-from zhixing.core.ingest.tables import is_cjk, markdown_table
+from ..text.chinese import CJK
+from .tables import is_cjk, markdown_table
 
 __all__ = [
     "Char",
@@ -25,7 +26,6 @@ __all__ = [
     "reading_order",
 ]
 
-_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 # Sentence ends, leaders of a table of contents, or nothing but a number: not a heading.
 _NOT_HEADING = re.compile(r"[。；;，,:：]$|\.{4,}|…{2,}|^[\d\s.]+$")
@@ -327,7 +327,7 @@ def _heading_text(line: Line, body: float) -> str:
     text = line.text
     if body <= 0 or line.size < 1.2 * body:
         return text
-    units = len(_CJK_CHAR.findall(text)) + 2 * len(_LATIN_WORD.findall(text))
+    units = len(CJK.findall(text)) + 2 * len(_LATIN_WORD.findall(text))
     if not 0 < units <= 40 or _NOT_HEADING.search(text) or text.startswith(("#", "|")):
         return text
     return ("# " if line.size >= 1.5 * body else "## ") + text

@@ -17,7 +17,7 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from zhixing.core.ingest.pdf_layout import (
+from .pdf_layout import (
     Char,
     Rule,
     TableBlock,
@@ -27,7 +27,7 @@ from zhixing.core.ingest.pdf_layout import (
     build_words,
     reading_order,
 )
-from zhixing.core.ingest.pdf_tables import find_rule_tables
+from .pdf_tables import find_rule_tables
 
 __all__ = ["PageResult", "open_pdf", "parse_page_range", "parse_with_pdfminer"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zhixing.core.ingest.pdf_layout import Line, Rule, TableBlock, Word
-from zhixing.core.ingest.tables import join_fragments
+from .pdf_layout import Line, Rule, TableBlock, Word
+from .tables import join_fragments
 
 __all__ = ["find_rule_tables"]
 

@@ -14,7 +14,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from zhixing.core.ingest.pdf_page import parse_page_range, parse_with_pdfminer
+from .pdf_page import parse_page_range, parse_with_pdfminer
 
 __all__ = ["main"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.detect import read_failure
-from zhixing.core.ingest.embedded_html import expand_html
-from zhixing.core.ingest.textcodec import decode_text, normalize_newlines
-from zhixing.core.models import Page, ParsedDocument
+from ..errors import ParseError
+from ..models import Page, ParsedDocument
+from .detect import read_failure
+from .embedded_html import expand_html
+from .textcodec import decode_text, normalize_newlines
 
 __all__ = ["parse_markdown", "parse_text", "read_text"]
 

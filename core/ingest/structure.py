@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text.chinese import CJK
+
 __all__ = ["Block", "heading_of", "split_blocks"]
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -28,7 +30,6 @@ _CHAPTER_LEVEL = {"编": 0, "篇": 0, "部分": 0, "章": 1, "节": 2, "条": 3,
 _LEADERS = re.compile(r"(\.{4,}|…{2,}|·{4,}|_{4,})\s*\d*\s*$")
 _SENTENCE_END = re.compile(r"[。！？；!?;，,：:]$")
 _INNER_PUNCT = re.compile(r"[。；，]")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TABLE_ROW = re.compile(r"^\s*\|")
 _MAX_TITLE_UNITS = 40
@@ -46,7 +47,7 @@ class Block:
 
 
 def _short(title: str) -> bool:
-    units = len(_CJK.findall(title)) + 2 * len(_WORD.findall(title))
+    units = len(CJK.findall(title)) + 2 * len(_WORD.findall(title))
     # A title starting in lower case is a wrapped sentence ("2.5 million users ..."), not a clause.
     lower = title[:1].isascii() and title[:1].islower()
     return 0 < units <= _MAX_TITLE_UNITS and not _SENTENCE_END.search(title) and not lower

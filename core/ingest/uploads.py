@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.file_names import sanitize_name
+from ..errors import ParseError
+from .file_names import sanitize_name
 
 __all__ = ["UPLOAD_SUFFIXES", "Refusal", "UploadRefusedError", "check_upload", "screen_uploads"]
 

@@ -14,9 +14,9 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from zhixing.core.errors import ParseError
-from zhixing.core.ingest.tables import markdown_table
-from zhixing.core.models import Page, ParsedDocument
+from ..errors import ParseError
+from ..models import Page, ParsedDocument
+from .tables import markdown_table
 
 __all__ = ["parse_docx"]
 

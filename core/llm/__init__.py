@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from zhixing.core.llm.cache import LLMCache, cache_key
-from zhixing.core.llm.prompts import (
+from .cache import LLMCache, cache_key
+from .prompts import (
     PROMPTS,
     EntityDescription,
     GroundedAnswer,
@@ -22,8 +22,8 @@ from zhixing.core.llm.prompts import (
     estimate_tokens,
     number_lines,
 )
-from zhixing.core.llm.protocol import LLM, ToolCallingLLM
-from zhixing.core.llm.schemas import (
+from .protocol import LLM, ToolCallingLLM
+from .schemas import (
     ChunkKnowledge,
     ExtractedEntity,
     ExtractedRelation,
@@ -31,9 +31,9 @@ from zhixing.core.llm.schemas import (
 )
 
 if TYPE_CHECKING:
-    from zhixing.core.llm.client import LLMClient, make_client
-    from zhixing.core.llm.embeddings import OpenAIEmbedder
-    from zhixing.core.llm.retry import EndpointUnreachableError, LLMStats
+    from .client import LLMClient, make_client
+    from .embeddings import OpenAIEmbedder
+    from .retry import EndpointUnreachableError, LLMStats
 
 __all__ = [
     "LLM",

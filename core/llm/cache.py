@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # importing core.store at runtime would load pymilvus just for a type
-    from zhixing.core.store.catalog import Catalog
+    from ..store.catalog import Catalog
 
 __all__ = ["LLMCache", "cache_key"]
 

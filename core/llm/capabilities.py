@@ -182,7 +182,7 @@ def probe(
     A request the server refuses (HTTP 400, 404, 422 …) makes that capability False; once the
     endpoint cannot be reached, the rest stay None (unknown) and are not tried.
     """
-    from zhixing.core.llm.retry import DEFAULT_BASE_URL, redact
+    from .retry import DEFAULT_BASE_URL, redact
 
     started = time.perf_counter()
     base_url = base_url.rstrip("/")
@@ -403,6 +403,6 @@ class Prober:
 
 
 def _shown(url: str) -> str:
-    from zhixing.core.llm.retry import public_url
+    from .retry import public_url
 
     return public_url(url)

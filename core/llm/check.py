@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, Field
 
-from zhixing.core.config import Settings
-from zhixing.core.errors import ZhixingError
-from zhixing.core.llm.capabilities import Capabilities, describe
-from zhixing.core.llm.prompts import Prompt
+from ..config import Settings
+from ..errors import ZhixingError
+from .capabilities import Capabilities, describe
+from .prompts import Prompt
 
 __all__ = ["ConnectionCheck", "Found", "check_connection"]
 
@@ -62,7 +62,7 @@ class ConnectionCheck:
 
 def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> ConnectionCheck:
     """Try the chat model, the fast model (when different) and an OpenAI embedding model."""
-    from zhixing.core.llm.client import LLMClient
+    from .client import LLMClient
 
     if not settings.llm_configured:
         return ConnectionCheck(False, ["No endpoint is configured: Zhixing runs offline."])
@@ -84,7 +84,7 @@ def check_connection(settings: Settings, *, timeout_s: float = 15.0) -> Connecti
         ms = (time.perf_counter() - start) * 1000
         result.lines.append(f"✓ {model} @ {client.shown_url}: replied in {ms:.0f} ms")
     if settings.embedding.startswith("openai:"):
-        from zhixing.core.llm.embeddings import OpenAIEmbedder
+        from .embeddings import OpenAIEmbedder
 
         name = settings.embedding.split(":", 1)[1]
         start = time.perf_counter()

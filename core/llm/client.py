@@ -25,14 +25,14 @@ from langchain_core.utils.json import parse_partial_json
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from zhixing.core.config import Settings
-from zhixing.core.errors import LLMError, LLMOutputError
-from zhixing.core.llm.boundary import Rejections, salvage
-from zhixing.core.llm.cache import LLMCache, cache_key
-from zhixing.core.llm.capabilities import Capabilities, Prober, choose_method, server_slots
-from zhixing.core.llm.prompts import Prompt, estimate_tokens
-from zhixing.core.llm.protocol import CallsCancelled
-from zhixing.core.llm.retry import (
+from ..config import Settings
+from ..errors import LLMError, LLMOutputError
+from .boundary import Rejections, salvage
+from .cache import LLMCache, cache_key
+from .capabilities import Capabilities, Prober, choose_method, server_slots
+from .prompts import Prompt, estimate_tokens
+from .protocol import CallsCancelled
+from .retry import (
     DEFAULT_BASE_URL,
     Concurrency,
     EndpointUnreachableError,

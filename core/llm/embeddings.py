@@ -14,9 +14,9 @@ import openai
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
 
-from zhixing.core.config import Settings
-from zhixing.core.errors import ConfigError, LLMError
-from zhixing.core.llm.retry import (
+from ..config import Settings
+from ..errors import ConfigError, LLMError
+from .retry import (
     DEFAULT_BASE_URL,
     LLMStats,
     RetryPolicy,

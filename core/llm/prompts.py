@@ -15,7 +15,7 @@ from string import Formatter
 
 from pydantic import BaseModel, Field
 
-from zhixing.core.llm.schemas import ChunkKnowledge
+from .schemas import ChunkKnowledge
 
 __all__ = [
     "PROMPTS",

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from zhixing.core.errors import LLMError
-    from zhixing.core.llm.boundary import Rejections
-    from zhixing.core.llm.prompts import Prompt
+    from ..errors import LLMError
+    from .boundary import Rejections
+    from .prompts import Prompt
 
 __all__ = ["LLM", "CallsCancelled", "StreamingLLM", "ToolCallingLLM"]
 

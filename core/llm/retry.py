@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import openai
 
-from zhixing.core.errors import LLMError
+from ..errors import LLMError
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -126,9 +126,7 @@ class Concurrency:
             self._in_flight += 1
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
-    ) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, *_: object) -> None:
         with self._cond:
             self._in_flight -= 1
             if isinstance(exc, openai.APITimeoutError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import langsmith
 
-from zhixing.core.config import Settings
+from ..config import Settings
 
 __all__ = ["configure_tracing", "disable_tracing"]
 

@@ -1,6 +1,6 @@
 """Search strategies, Reciprocal Rank Fusion and the search engine."""
 
-from zhixing.core.search.engine import (
+from .engine import (
     AVAILABLE_STRATEGIES,
     DEFAULT_STRATEGIES,
     OFFLINE_STRATEGIES,
@@ -8,7 +8,7 @@ from zhixing.core.search.engine import (
     SearchEngine,
     parse_strategies,
 )
-from zhixing.core.search.fusion import RRF_K, reciprocal_rank_fusion
+from .fusion import RRF_K, reciprocal_rank_fusion
 
 __all__ = [
     "AVAILABLE_STRATEGIES",

@@ -14,11 +14,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from zhixing.core.choices import Strategy
-from zhixing.core.embed import Embedder, embed_queries
-from zhixing.core.errors import ZhixingError
-from zhixing.core.models import Hit, KnowledgeBase
-from zhixing.core.search.fusion import (
+from ..choices import Strategy
+from ..embed import Embedder, embed_queries
+from ..errors import ZhixingError
+from ..models import Hit, KnowledgeBase
+from ..store import Catalog, VectorStore
+from ..store.analysis import bm25_text
+from ..store.graph import GraphStore
+from ..store.vectors import VectorHit
+from .fusion import (
     LINK_RANK,
     Fused,
     FusionParams,
@@ -26,14 +30,10 @@ from zhixing.core.search.fusion import (
     fusion_params,
     link_at,
 )
-from zhixing.core.search.rewrite import QueryRewrites, offline_rewrites, rewrite_queries
-from zhixing.core.search.signals import KeywordSignal
-from zhixing.core.search.strategies import StrategyRunner
-from zhixing.core.search.titles import TitleIndex
-from zhixing.core.store import Catalog, VectorStore
-from zhixing.core.store.analysis import bm25_text
-from zhixing.core.store.graph import GraphStore
-from zhixing.core.store.vectors import VectorHit
+from .rewrite import QueryRewrites, offline_rewrites, rewrite_queries
+from .signals import KeywordSignal
+from .strategies import StrategyRunner
+from .titles import TitleIndex
 
 __all__ = [
     "AVAILABLE_STRATEGIES",

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 
-from zhixing.core.text.chinese import QUESTION_WORDS, pos_tag
-from zhixing.core.text.english import STOP_WORDS, words
+from ..text.chinese import CJK, QUESTION_WORDS, pos_tag
+from ..text.english import STOP_WORDS, words
 
 __all__ = ["key_terms", "split_query"]
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9+#._/-]*[A-Za-z0-9+#]|[A-Za-z]|\d+(?:\.\d+)*")
 _EN_STOP = STOP_WORDS | words(
     "about whose should shall must may might any all some also only other more most much many"
@@ -31,14 +30,14 @@ _SPLIT = re.compile(
 def key_terms(text: str) -> list[str]:
     """The content words of a query, in order, without question words or stopwords."""
     terms: list[str] = []
-    if _CJK.search(text):
+    if CJK.search(text):
         for word, flag in pos_tag(text):
             word = word.strip()
             if (len(word) < 2 and not word.isalnum()) or not word or word in _ZH_STOP:
                 continue
             if word.lower() in _EN_STOP or not flag.startswith(_ZH_KEEP_FLAGS):
                 continue
-            if _CJK.search(word) and len(word) < 2:
+            if CJK.search(word) and len(word) < 2:
                 continue
             terms.append(word)
     else:
@@ -78,11 +77,11 @@ def _frame_prefix(first: str) -> str:
     """The words before the first enumerated item: for Chinese up to a preposition (在/对/关于)."""
     match = re.match(r"^(.*?(?:在|对于|对|关于|中|的))(?=[^在对关中的]+$)", first)
     # English parts are clauses of their own ("how are sessions invalidated"): no frame.
-    return match.group(1) if match and _CJK.search(first) else ""
+    return match.group(1) if match and CJK.search(first) else ""
 
 
 def _frame_suffix(last: str) -> str:
     match = re.search(r"((?:上|中|方面|里)?(?:有|需要|应|应当|必须|要|如何|怎么|是什么).*)$", last)
-    if match and _CJK.search(last) and match.start() > 0:
+    if match and CJK.search(last) and match.start() > 0:
         return match.group(1)
     return ""

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from zhixing.core.llm.boundary import tidy, tidy_list
-from zhixing.core.llm.prompts import Prompt
-from zhixing.core.search.query_terms import key_terms, split_query
+from ..llm.boundary import tidy, tidy_list
+from ..llm.prompts import Prompt
+from .query_terms import key_terms, split_query
 
 __all__ = ["REWRITE", "QueryRewrites", "clean_rewrites", "rewrite_queries"]
 

@@ -25,8 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhixing.core.store.analysis import bm25_text, readable
-from zhixing.core.text.chinese import FUNCTION_CHARACTERS
+from ..store.analysis import bm25_text, readable
+from ..text.chinese import CJK, CJK_RUN, FUNCTION_CHARACTERS
 
 __all__ = [
     "COVERAGE_DEPTH",
@@ -40,9 +40,7 @@ __all__ = [
 ]
 
 COVERAGE_DEPTH = 5  # how many of BM25's top hits may contain a term
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[0-9a-z\u00c0-\u024f]+")
-_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _LETTERS_PER_CHARACTER = 4  # an English word of ~5 letters says about what 1-2 characters do
 
@@ -52,7 +50,7 @@ def query_terms(query: str, version: int = 1) -> list[str]:
     analysed = readable(bm25_text(query, version)).casefold()
     terms: list[str] = []
     for token in analysed.split():
-        if _CJK_RUN.fullmatch(token):
+        if CJK_RUN.fullmatch(token):
             terms += _bigrams(token)
         else:
             terms += [w for w in _LATIN.findall(token) if w]
@@ -72,14 +70,14 @@ def keyword_coverage(
         return 0.0
     words = {w for t in top for w in _LATIN.findall(t)}
     joined = "\n".join(top)
-    found = sum((t in joined) if _CJK_RUN.fullmatch(t) else (t in words) for t in terms)
+    found = sum((t in joined) if CJK_RUN.fullmatch(t) else (t in words) for t in terms)
     return found / len(terms)
 
 
 def cjk_share(text: str) -> float | None:
     """Share of the text written in Chinese characters, Latin letters counted a quarter each;
     None for a text of neither (numbers, punctuation)."""
-    cjk = len(_CJK_CHAR.findall(text))
+    cjk = len(CJK.findall(text))
     latin = len(_LETTER.findall(text)) / _LETTERS_PER_CHARACTER
     return cjk / (cjk + latin) if cjk + latin else None
 

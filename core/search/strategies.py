@@ -15,16 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zhixing.core.embed import Embedder, embed_queries
-from zhixing.core.models import KnowledgeBase
-from zhixing.core.search.query_terms import key_terms
-from zhixing.core.search.rewrite import QueryRewrites
-from zhixing.core.search.signals import KeywordSignal, keyword_signal
-from zhixing.core.search.titles import TitleIndex
-from zhixing.core.store import Catalog, VectorStore
-from zhixing.core.store.graph import GraphStore
-from zhixing.core.store.vectors import VectorHit
-from zhixing.core.text.entity_names import normalize_entity_name
+from ..embed import Embedder, embed_queries
+from ..models import KnowledgeBase
+from ..store import Catalog, VectorStore
+from ..store.graph import GraphStore
+from ..store.vectors import VectorHit
+from ..text.entity_names import normalize_entity_name
+from .query_terms import key_terms
+from .rewrite import QueryRewrites
+from .signals import KeywordSignal, keyword_signal
+from .titles import TitleIndex
 
 __all__ = ["GRAPH_HOPS", "StrategyRunner"]
 
@@ -38,8 +38,6 @@ _PRF_DOCS = 3  # offline hyde: pseudo-relevance feedback from the top basic hits
 # offline: dense R@5 0.715 over chunks, 0.66 over chunks and questions). The question index
 # still answers through `keyword`, where BM25 weighs its terms against the chunks'.
 _DENSE_KINDS = ("chunk",)
-
-DenseRun = Callable[[np.ndarray, Sequence[str]], list[list[VectorHit]]]
 
 
 @dataclass

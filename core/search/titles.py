@@ -20,13 +20,13 @@ import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from zhixing.core.models import KnowledgeBase
-from zhixing.core.store import Catalog
+from ..models import KnowledgeBase
+from ..store import Catalog
+from ..text.chinese import CJK
 
 __all__ = ["TitleIndex"]
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\W_]+")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _MIN_LATIN = 4  # "Sulli" names a person; "AI" or "Go" would name too much
 _MIN_CJK = 2
 _MIN_CJK_LINK = 4  # a two-character title (概述, 附录) is a word in running text, not a name
@@ -81,7 +81,7 @@ class TitleIndex:
         titles = []
         for title, chunk_id, document_id in self.catalog.lead_chunks(kb_id):
             padded, compact = _forms(title)
-            if _CJK.search(compact):
+            if CJK.search(compact):
                 if len(compact) >= _MIN_CJK:
                     titles.append(_Title(compact, compact, True, chunk_id, document_id))
             elif len(compact) >= _MIN_LATIN:

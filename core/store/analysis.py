@@ -32,17 +32,15 @@ from __future__ import annotations
 
 import re
 
-from zhixing.core.text.chinese import FUNCTION_CHARACTERS
-from zhixing.core.text.english import STOP_WORDS, stem
+from ..text.chinese import CJK_CHARS, CJK_RUN, FUNCTION_CHARACTERS
+from ..text.english import STOP_WORDS, stem
 
 __all__ = ["ANALYSIS_VERSION", "bm25_text", "readable"]
 
 ANALYSIS_VERSION = 2
 
 # Chinese runs, Latin words and numbers, then any other script's words.
-_CJK = r"\u3400-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[0-9A-Za-z\u00c0-\u024f]+|[^\W_]+")
-_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_TOKEN = re.compile(rf"[{CJK_CHARS}]+|[0-9A-Za-z\u00c0-\u024f]+|[^\W_]+")
 _LATIN = re.compile(r"[a-z]")
 # A character's code point (< 0x10000 for the ranges above) in base 32: four digits, a bigram's
 # pair seven. The prefixes w and x, followed by digits 0-3, are no English word's stem.
@@ -57,7 +55,7 @@ def bm25_text(text: str, version: int = ANALYSIS_VERSION) -> str:
         return text
     words: list[str] = []
     for token in _TOKEN.findall(text):
-        if _CJK_RUN.fullmatch(token):
+        if CJK_RUN.fullmatch(token):
             words.extend(_chinese(token) if version >= 2 else [token])
         elif not _LATIN.search(token := token.casefold()):
             words.append(token)  # a number, or a word of another script for jieba

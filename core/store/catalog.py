@@ -22,13 +22,13 @@ from typing import Any
 
 import sqlite_utils
 
-from zhixing.core.choices import BuildMode
-from zhixing.core.errors import NotFoundError, StoreError, ZhixingError
-from zhixing.core.home import private_file
-from zhixing.core.models import Chunk, KnowledgeBase, StoredDocument
-from zhixing.core.store.analysis import ANALYSIS_VERSION
-from zhixing.core.store.job_table import JobBusy, JobsMixin
-from zhixing.core.store.kb_rows import KbRowsMixin
+from ..choices import BuildMode
+from ..errors import NotFoundError, StoreError, ZhixingError
+from ..home import private_file
+from ..models import Chunk, KnowledgeBase, StoredDocument
+from .analysis import ANALYSIS_VERSION
+from .job_table import JobBusy, JobsMixin
+from .kb_rows import KbRowsMixin
 
 __all__ = ["Catalog", "JobBusy"]
 
@@ -402,13 +402,6 @@ class Catalog(JobsMixin, KbRowsMixin):
         with self.transaction():
             self._execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
             self._execute("DELETE FROM documents WHERE id = ?", (doc_id,))
-
-    def document_ids(self, kb_id: int, *, status: str | None = None) -> list[int]:
-        sql, params = "SELECT id FROM documents WHERE kb_id = ?", list[Any]([kb_id])
-        if status is not None:
-            sql += " AND status = ?"
-            params.append(status)
-        return [r["id"] for r in self._rows(sql, params)]
 
     def documents_version(self, kb_id: int) -> tuple[int, int, int]:
         """(documents, newest id, indexed) of a knowledge base: it changes whenever the set of

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zhixing.core.models import GraphStats
-from zhixing.core.store.catalog import Catalog
+from ..models import GraphStats
+from .catalog import Catalog
 
 __all__ = ["GraphStore", "StoredEntity", "StoredRelation"]
 
@@ -168,17 +168,6 @@ class GraphStore:
             f"SELECT id, chunk_id FROM questions WHERE id IN ({marks})", list(question_ids)
         )
         return {r["id"]: r["chunk_id"] for r in rows}
-
-    def questions_of_documents(self, doc_ids: Sequence[int]) -> list[int]:
-        if not doc_ids:
-            return []
-        marks = ",".join("?" * len(doc_ids))
-        rows = self.catalog._rows(
-            "SELECT q.id FROM questions q JOIN chunks c ON c.id = q.chunk_id"
-            f" WHERE c.document_id IN ({marks})",
-            list(doc_ids),
-        )
-        return [r["id"] for r in rows]
 
     def mark_degraded(self, chunk_ids: Sequence[int], reason: str = "invalid LLM output") -> None:
         """Record chunks whose extraction failed: kept and searchable by text, but unenriched."""

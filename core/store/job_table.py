@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from zhixing.core.choices import JobState
-from zhixing.core.errors import StoreError
+from ..choices import JobState
+from ..errors import StoreError
 
 __all__ = ["ACTIVE_JOBS", "JobBusy", "JobsMixin"]
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from zhixing.core.errors import ParseError, StoreError
-from zhixing.core.models import KnowledgeBase
+from ..errors import ParseError, StoreError
+from ..models import KnowledgeBase
 
 __all__ = ["KB_TABLES", "KbRowsMixin"]
 

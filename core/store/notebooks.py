@@ -16,10 +16,10 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zhixing.core.choices import CellMode
-from zhixing.core.errors import NotFoundError
-from zhixing.core.models import Notebook, NotebookCell
-from zhixing.core.store.catalog import Catalog
+from ..choices import CellMode
+from ..errors import NotFoundError
+from ..models import Notebook, NotebookCell
+from .catalog import Catalog
 
 __all__ = ["NotebookStore"]
 

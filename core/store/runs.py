@@ -16,9 +16,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zhixing.core.errors import NotFoundError
-from zhixing.core.models import Conversation
-from zhixing.core.store.catalog import Catalog
+from ..errors import NotFoundError
+from ..models import Conversation
+from .catalog import Catalog
 
 __all__ = ["RunStore"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zhixing.core.store.catalog import Catalog
+from .catalog import Catalog
 
 __all__ = ["AuditEntry", "StoredUser", "UserStore"]
 

@@ -32,7 +32,7 @@ import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
-from zhixing.core.errors import StoreError, StoreLockedError
+from ..errors import StoreError, StoreLockedError
 
 __all__ = ["KINDS", "VectorHit", "VectorRecord", "VectorStore", "primary_key"]
 

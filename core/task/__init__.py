@@ -5,10 +5,10 @@
 tools run on.
 """
 
-from zhixing.core.task.configuration import TaskContext
-from zhixing.core.task.flow import TaskResult, build_graph, run_task
-from zhixing.core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
-from zhixing.core.task.workspace import GrepHit, Workspace, open_workspace, unpack_archive
+from .configuration import TaskContext
+from .flow import TaskResult, build_graph, run_task
+from .state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
+from .workspace import GrepHit, Workspace, open_workspace, unpack_archive
 
 __all__ = [
     "Finding",

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from zhixing.core.task.state import KnowledgeRef
+from .state import KnowledgeRef
 
 __all__ = ["TOPICS", "Rule", "Section", "Topic", "clause_identifiers", "topic_for", "topic_named"]
 
@@ -267,11 +267,6 @@ def topic_for(heading: str, text: str = "") -> Topic | None:
             if best is not None:
                 break
     return best
-
-
-def topic_for_cwe(cwe: int) -> Topic | None:
-    """The known topic of a weakness (CWE id), or None."""
-    return next((t for t in TOPICS if cwe in t.cwes), None)
 
 
 _CWE_ID = re.compile(r"\bCWE[-‐ ]?(\d{1,4})\b", re.IGNORECASE)

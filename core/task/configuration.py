@@ -6,15 +6,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from zhixing.core.errors import ConfigError
-from zhixing.core.models import Hit
+from ..errors import ConfigError
+from ..models import Hit
 
 if TYPE_CHECKING:
-    from zhixing.core.ask import AgenticResult
-    from zhixing.core.audit import AuditResult
-    from zhixing.core.llm.protocol import LLM, ToolCallingLLM
-    from zhixing.core.task.workspace import Workspace
-    from zhixing.core.trace import AskSink
+    from ..ask import AgenticResult
+    from ..audit import AuditResult
+    from ..llm.protocol import LLM, ToolCallingLLM
+    from ..trace import AskSink
+    from .workspace import Workspace
 
 __all__ = ["MAX_CONFIRMATIONS", "MAX_SUBTASKS", "MAX_TOOL_CALLS", "TaskContext"]
 

@@ -16,11 +16,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from zhixing.core.errors import LLMError, ZhixingError
-from zhixing.core.task.configuration import TaskContext
-from zhixing.core.task.dataflow import rule_title
-from zhixing.core.task.prompts import TASK_PROMPTS, FindingVerdict
-from zhixing.core.task.state import Finding
+from ..errors import LLMError, ZhixingError
+from .configuration import TaskContext
+from .dataflow import rule_title
+from .prompts import TASK_PROMPTS, FindingVerdict
+from .state import Finding
 
 __all__ = ["Review", "review", "summary"]
 

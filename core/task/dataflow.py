@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from zhixing.core.audit import BUILTIN_RULES, AuditFinding, AuditResult, audit_tree
-from zhixing.core.task.audit_rules import TOPICS, Topic, topic_named
-from zhixing.core.task.state import HEURISTIC_NOTE, Finding, Subtask
-from zhixing.core.task.workspace import Workspace
+from ..audit import BUILTIN_RULES, AuditFinding, AuditResult, audit_tree
+from .audit_rules import TOPICS, Topic, topic_named
+from .state import HEURISTIC_NOTE, Finding, Subtask
+from .workspace import Workspace
 
 __all__ = [
     "BUILTIN_TOPIC",

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zhixing.core.audit import (
+from ..audit import (
     BUILTIN_RULES,
     AuditFinding,
     AuditResult,
@@ -21,7 +21,7 @@ from zhixing.core.audit import (
     csv_text,
     to_sarif,
 )
-from zhixing.core.errors import ZhixingError
+from ..errors import ZhixingError
 
 __all__ = [
     "CSV_COLUMNS",

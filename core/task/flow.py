@@ -18,13 +18,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from zhixing.core.ask.binding import Resolver, RunContexts
-from zhixing.core.ask.memory import fresh_run, thread_config
-from zhixing.core.ask.streaming import stream_run
-from zhixing.core.task import nodes
-from zhixing.core.task.configuration import TaskContext
-from zhixing.core.task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
-from zhixing.core.trace import EventSink, TraceEvent
+from ..ask.binding import Resolver, RunContexts
+from ..ask.memory import fresh_run, thread_config
+from ..ask.streaming import stream_run
+from ..trace import EventSink, TraceEvent
+from . import nodes
+from .configuration import TaskContext
+from .state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
 
 __all__ = [
     "TaskResult",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from zhixing.core.errors import AccessError, ZhixingError
+from ..errors import AccessError, ZhixingError
 
 __all__ = ["MAX_GLOB_CHARS", "glob_matcher"]
 

@@ -18,27 +18,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from zhixing.core.answer import is_chinese
-from zhixing.core.ask.memory import HISTORY_TURNS, resolve_followup, turn_record
-from zhixing.core.audit import AuditResult
-from zhixing.core.errors import LLMError
-from zhixing.core.llm.boundary import tidy_list
-from zhixing.core.task import confirm, dataflow, offline, planning, turns
-from zhixing.core.task.audit_rules import sections_of, topic_for
-from zhixing.core.task.configuration import TaskContext
-from zhixing.core.task.prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
-from zhixing.core.task.report import no_workspace_warning, render_report
-from zhixing.core.task.state import (
-    Finding,
-    KnowledgeRef,
-    Subtask,
-    SubtaskOutcome,
-    TaskState,
-    knowledge_ref,
-)
-from zhixing.core.task.tools import ToolBox
-from zhixing.core.task.workspace import Workspace
-from zhixing.core.trace import (
+from ..answer import is_chinese
+from ..ask.memory import HISTORY_TURNS, resolve_followup, turn_record
+from ..audit import AuditResult
+from ..errors import LLMError
+from ..llm.boundary import tidy_list
+from ..trace import (
     AnalysisEvent,
     BudgetEvent,
     FindingEvent,
@@ -52,6 +37,21 @@ from zhixing.core.trace import (
     TraceEvent,
     with_phase,
 )
+from . import confirm, dataflow, offline, planning, turns
+from .audit_rules import sections_of, topic_for
+from .configuration import TaskContext
+from .prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
+from .report import no_workspace_warning, render_report
+from .state import (
+    Finding,
+    KnowledgeRef,
+    Subtask,
+    SubtaskOutcome,
+    TaskState,
+    knowledge_ref,
+)
+from .tools import ToolBox
+from .workspace import Workspace
 
 __all__ = ["execute", "plan", "replan", "report", "research"]
 
@@ -139,7 +139,7 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             answer=answer,
         ),
     )
-    return {"research": refs, "research_answer": answer}
+    return {"research": refs}
 
 
 def _analyse(runtime: Runtime[TaskContext], workspace: Workspace) -> AuditResult:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from zhixing.core.answer import is_chinese
-from zhixing.core.task.audit_rules import (
+from ..answer import is_chinese
+from .audit_rules import (
     TOPICS,
     Rule,
     Section,
@@ -25,9 +25,9 @@ from zhixing.core.task.audit_rules import (
     topic_for,
     topic_named,
 )
-from zhixing.core.task.state import HEURISTIC_NOTE, Finding, Subtask
-from zhixing.core.task.tools import ToolBox
-from zhixing.core.task.workspace import GrepHit
+from .state import HEURISTIC_NOTE, Finding, Subtask
+from .tools import ToolBox
+from .workspace import GrepHit
 
 __all__ = ["consult", "first_plan", "revised_plan", "scan"]
 

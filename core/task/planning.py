@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from zhixing.core.llm.boundary import tidy
-from zhixing.core.task.audit_rules import clause_identifiers, topic_for
-from zhixing.core.task.prompts import RevisedPlan
-from zhixing.core.task.state import KnowledgeRef, Subtask
+from ..llm.boundary import tidy
+from .audit_rules import clause_identifiers, topic_for
+from .prompts import RevisedPlan
+from .state import KnowledgeRef, Subtask
 
 __all__ = ["MODEL_EXTRA", "bounded", "from_model"]
 

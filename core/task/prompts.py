@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from zhixing.core.llm.prompts import Prompt
+from ..llm.prompts import Prompt
 
 __all__ = [
     "EXECUTOR_SYSTEM",

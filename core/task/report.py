@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zhixing.core.answer import is_chinese
-from zhixing.core.task.state import HEURISTIC_NOTE, Finding, Subtask, SubtaskOutcome
+from ..answer import is_chinese
+from .state import HEURISTIC_NOTE, Finding, Subtask, SubtaskOutcome
 
 __all__ = ["no_workspace_warning", "render_report"]
 

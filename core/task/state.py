@@ -14,8 +14,8 @@ from typing import Annotated, Any
 # on Python 3.11.
 from typing_extensions import TypedDict
 
-from zhixing.core.ask.memory import remember
-from zhixing.core.models import Hit
+from ..ask.memory import remember
+from ..models import Hit
 
 __all__ = ["Finding", "KnowledgeRef", "Subtask", "SubtaskOutcome", "TaskState", "knowledge_ref"]
 
@@ -132,7 +132,6 @@ class TaskState(TypedDict, total=False):
     task: str
     turns: Annotated[list[dict[str, Any]], remember]  # the thread's earlier tasks (memory)
     research: list[KnowledgeRef]  # the knowledge found for the task, best first
-    research_answer: str
     plan_before: list[str]
     subtasks: list[Subtask]  # the revised plan
     cursor: int  # the index of the next subtask to execute

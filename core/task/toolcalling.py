@@ -23,11 +23,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from zhixing.core.errors import LLMError
-from zhixing.core.task.audit_rules import topic_named
-from zhixing.core.task.prompts import EXECUTOR_SYSTEM
-from zhixing.core.task.state import Finding, KnowledgeRef, Subtask
-from zhixing.core.task.tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
+from ..errors import LLMError
+from .audit_rules import topic_named
+from .prompts import EXECUTOR_SYSTEM
+from .state import Finding, KnowledgeRef, Subtask
+from .tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
 
 __all__ = ["ToolRun", "execute_with_tools", "record", "text_calls"]
 

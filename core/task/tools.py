@@ -17,15 +17,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from zhixing.core.errors import ZhixingError
-from zhixing.core.task.configuration import TaskContext
-from zhixing.core.task.state import KnowledgeRef, knowledge_ref
-from zhixing.core.task.workspace import TOOL_TIMEOUT_S, GrepHit
-from zhixing.core.trace import (
+from ..errors import ZhixingError
+from ..trace import (
     EventSink,
     ToolCallEvent,
     ToolResultEvent,
 )
+from .configuration import TaskContext
+from .state import KnowledgeRef, knowledge_ref
+from .workspace import TOOL_TIMEOUT_S, GrepHit
 
 __all__ = ["TOOL_SPECS", "ToolBox", "ToolRefused"]
 

@@ -31,13 +31,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from zhixing.core.errors import LLMError, LLMOutputError
-from zhixing.core.task import dataflow, offline
-from zhixing.core.task.configuration import TaskContext
-from zhixing.core.task.prompts import TASK_PROMPTS, ToolTurn
-from zhixing.core.task.state import Finding, Subtask
-from zhixing.core.task.toolcalling import execute_with_tools, record
-from zhixing.core.task.tools import ToolBox, ToolRefused
+from ..errors import LLMError, LLMOutputError
+from . import dataflow, offline
+from .configuration import TaskContext
+from .prompts import TASK_PROMPTS, ToolTurn
+from .state import Finding, Subtask
+from .toolcalling import execute_with_tools, record
+from .tools import ToolBox, ToolRefused
 
 __all__ = ["REVIEWING", "TOOLS", "TURNS", "Driven", "drive", "execute_structured"]
 

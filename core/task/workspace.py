@@ -23,10 +23,10 @@ from pathlib import Path, PurePosixPath
 
 import regex
 
-from zhixing.core.archives import shown
-from zhixing.core.errors import AccessError, NotFoundError, ZhixingError
-from zhixing.core.task.globs import glob_matcher
-from zhixing.core.unpack import unpack_in_child
+from ..archives import shown
+from ..errors import AccessError, NotFoundError, ZhixingError
+from ..unpack import unpack_in_child
+from .globs import glob_matcher
 
 __all__ = [
     "ARCHIVE_SUFFIXES",

@@ -11,15 +11,28 @@ which other code may use, is left exactly as jieba ships it.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from functools import lru_cache
 from typing import Any
 
-from zhixing.core.text.english import words
+from .english import words
 
-__all__ = ["CJK_CHARS", "FUNCTION_CHARACTERS", "QUESTION_WORDS", "ZH_DOMAIN_WORDS", "pos_tag"]
+__all__ = [
+    "CJK",
+    "CJK_CHARS",
+    "CJK_RUN",
+    "FUNCTION_CHARACTERS",
+    "QUESTION_WORDS",
+    "ZH_DOMAIN_WORDS",
+    "pos_tag",
+]
 
-CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff"  # for character classes: CJK ideographs
+# The one definition of a CJK ideograph (unified and extension A, and the compatibility block),
+# for every module that tells Chinese text apart: a character class, one character, a run.
+CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff"
+CJK = re.compile(f"[{CJK_CHARS}]")
+CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 
 # Particles, pronouns and question words: a passage that answers has no need to contain them.
 FUNCTION_CHARACTERS = frozenset(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from zhixing.core.text.chinese import CJK_CHARS
+from .chinese import CJK_CHARS
 
 __all__ = ["normalize_entity_name"]
 

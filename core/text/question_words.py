@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from zhixing.core.text.chinese import QUESTION_WORDS
-from zhixing.core.text.english import STOP_WORDS, stem, words
+from .chinese import CJK, QUESTION_WORDS
+from .english import STOP_WORDS, stem, words
 
 __all__ = [
     "ENGLISH_FUNCTION_WORDS",
@@ -99,7 +99,6 @@ def is_generic(term: str) -> bool:
 
 # --- the terms of a question ------------------------------------------------------------------
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 _KIND = "<{}>"  # a term that stands for a kind of answer ("<duration>"), never a word
 # Question words and function words: they say how something is asked, not what about.
@@ -145,7 +144,7 @@ def held_terms(terms: Sequence[str], text: str) -> frozenset[str]:
 def _holds_term(term: str, text: str, lowered: str, stems: set[str]) -> bool:
     if is_kind_term(term):
         return holds(cast(AnswerKind, term[1:-1]), text)
-    return term in lowered if _HAN.search(term) else term in stems
+    return term in lowered if CJK.search(term) else term in stems
 
 
 def _latin_stems(text: str) -> set[str]:
@@ -155,14 +154,14 @@ def _latin_stems(text: str) -> set[str]:
 def _candidate_terms(text: str) -> list[str]:
     """The content words of a text, in order: jieba words for Chinese, stems for English."""
     terms: list[str] = []
-    if _HAN.search(text):
-        from zhixing.core.text.chinese import pos_tag  # loads jieba's dictionary on first use
+    if CJK.search(text):
+        from .chinese import pos_tag  # loads jieba's dictionary on first use
 
         for word, flag in pos_tag(text):
             word = word.strip().lower()
             if not word or (flag.startswith(_POS_DROPPED) and flag != "eng"):
                 continue
-            if _HAN.search(word):
+            if CJK.search(word):
                 if len(word) > 1 and word not in _ZH_STOP:
                     terms.append(word)
             else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from zhixing.core.text.chinese import CJK_CHARS
+from .chinese import CJK_CHARS
 
 __all__ = ["HELD_SHARE", "renumber", "unsaid"]
 

@@ -28,9 +28,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from zhixing.core.ingest.structure import heading_of
-from zhixing.core.models import Hit
-from zhixing.core.text.english import words
+from ..ingest.structure import heading_of
+from ..models import Hit
+from .chinese import CJK
+from .english import words
 
 __all__ = [
     "Sentence",
@@ -68,7 +69,6 @@ _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _LIST = re.compile(
     r"^(\s*)(?:[-*+•·▪●○◦](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*|[a-z][.)]\s+)"
 )
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CJK_JOIN = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # A sentence end: CJK punctuation, or Latin punctuation before a space, with closing quotes.
@@ -118,7 +118,7 @@ _SOFT_CUT = re.compile(r"[，、,;；:：\s]")
 
 
 def _units(text: str) -> int:
-    return len(_CJK.findall(text)) + 2 * len(_WORD.findall(text))
+    return len(CJK.findall(text)) + 2 * len(_WORD.findall(text))
 
 
 def _ends_sentence(line: str) -> bool:
