@@ -21,14 +21,14 @@ from typing import Any
 # pydantic derives Studio's forms only from this TypedDict on Python 3.11.
 from typing_extensions import TypedDict
 
-from ..core.ask.configuration import AgentContext
-from ..core.ask.flow import build_bound_graph as build_ask_graph
-from ..core.config import Settings
-from ..core.home import owner_only_umask
-from ..core.logs import debug_log
-from ..core.service import KnowledgeService
-from ..core.task.configuration import TaskContext
-from ..core.task.flow import build_bound_graph as build_task_graph
+from zhixing.core.ask.configuration import AgentContext
+from zhixing.core.ask.flow import build_bound_graph as build_ask_graph
+from zhixing.core.config import Settings
+from zhixing.core.home import owner_only_umask
+from zhixing.core.logs import debug_log
+from zhixing.core.service import KnowledgeService
+from zhixing.core.task.configuration import TaskContext
+from zhixing.core.task.flow import build_bound_graph as build_task_graph
 
 __all__ = ["AskOptions", "TaskOptions", "ask", "close", "task"]
 

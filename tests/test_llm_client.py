@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, default_responder
 from zhixing.core.config import Settings
 from zhixing.core.errors import LLMError, LLMOutputError
 from zhixing.core.llm import (
@@ -247,14 +248,24 @@ def test_a_repaired_answer_is_cached_under_the_original_prompt(
 
 
 def test_call_many_runs_in_parallel_and_keeps_the_order() -> None:
-    with FakeOpenAI(latency_s=0.2) as fake:
+    # Parallel, counted on the server (requests in flight at once), not timed: a timed bound
+    # failed on a machine busy with other work.
+    lock, in_flight, most = threading.Lock(), [0], [0]
+
+    def responder(body: dict) -> dict | str:
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        time.sleep(0.2)
+        with lock:
+            in_flight[0] -= 1
+        return default_responder(body)
+
+    with FakeOpenAI(responder=responder) as fake:
         client = client_for(fake, llm_concurrency=8)
         batch = [variables(text=f"Line number {i} about CWE-{i}") for i in range(16)]
-        started = time.monotonic()
         results = client.call_many(CHUNK, batch)
-        elapsed = time.monotonic() - started
-    # Ideal: 16 calls x 0.2 s / 8 workers = 0.4 s; one at a time would take 3.2 s.
-    assert elapsed < 1.6
+    assert most[0] >= 4, most  # up to 8 at once; one at a time would be 1
     assert all(isinstance(r, ChunkKnowledge) for r in results)
     for i, result in enumerate(results):
         assert f"Line number {i} " in result.questions[0].question  # type: ignore[union-attr]
