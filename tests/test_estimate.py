@@ -170,7 +170,10 @@ def test_the_estimate_gives_the_model_time_at_the_rate_measured_on_the_endpoint(
             started = time.monotonic()
             assert svc.add("kb", [more]).ok
             took = time.monotonic() - started
-    assert took / 2 <= estimate.llm.seconds <= took * 2, (estimate.llm, took)
+    # Within 3x here, not the 2x the real model's build test holds: the fake's replies are far
+    # shorter than each role's completion estimate, so a token-based estimate over-predicts it
+    # by about 2x (3.3-4.2 s for 1.6-1.8 s measured), and a 2x bound failed 2 runs in 5.
+    assert took / 3 <= estimate.llm.seconds <= took * 3, (estimate.llm, took)
 
 
 def test_the_first_estimate_of_a_process_takes_the_endpoints_speed_from_its_probe(
