@@ -13,7 +13,8 @@ the sample spreads over the set) are asked with `ask` twice: offline, and throug
 Per set and path:
 - `contains`: share of answers holding one of the gold answers (Chinese: as characters, without
   spaces or punctuation; otherwise as whole words, without case); `EM` and `F1` of the answer against the gold answers (SQuAD-style: tokens for
-  English, characters for Chinese; the best over the gold answers). A not-found answer is empty.
+  English, characters for Chinese; the best over the gold answers). A not-found answer is empty,
+  and so is the not-found sentence an answer gives for one of its aspects.
 - `R@5`, `MRR@10`: the gold passages among `ask`'s merged evidence (its documents, in order).
 - `own_words`: `contains` over the model's own words only: its answer without the sentences
   offline would quote that stand under it (core/answer.py, "From the sources:"); offline, the
@@ -44,7 +45,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
 from tests.real_llm import RealServer, environment, missing, serve  # noqa: E402
-from zhixing.core.answer import QUOTES_EN, QUOTES_ZH  # noqa: E402
+from zhixing.core.answer import NOT_FOUND_EN, NOT_FOUND_ZH, QUOTES_EN, QUOTES_ZH  # noqa: E402
 from zhixing.core.config import Settings  # noqa: E402
 from zhixing.core.service import KnowledgeService  # noqa: E402
 
@@ -97,7 +98,10 @@ def ask_one(svc: KnowledgeService, row: dict, server: RealServer | None) -> dict
     result = svc.ask(row["question"], ["kb"])
     seconds = time.monotonic() - started
     answer = result.answer.to_json()
+    # An aspect the answer found nothing for says so in the not-found sentence, whose "No" is
+    # not an answer to a yes/no question (multihop's gold "no" was counted in it before).
     text = answer["answer"] if answer["found"] else ""
+    text = text.replace(NOT_FOUND_EN, "").replace(NOT_FOUND_ZH, "")
     own = re.split(f"\n\n(?:{re.escape(QUOTES_ZH)}|{re.escape(QUOTES_EN)})\n\n", text)[0]
     documents = list(dict.fromkeys(h.document for h in result.evidence))
     gold = set(row["gold"])

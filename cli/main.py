@@ -23,7 +23,6 @@ from ..core.config import Settings
 from ..core.errors import ZhixingError, internal_error
 from ..core.home import owner_only_umask
 from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
-from ..core.models import Hit
 from ..core.search import STRATEGIES, parse_strategies
 from ..core.trace import (
     AnalysisEvent,
@@ -430,19 +429,6 @@ def _remove(args: argparse.Namespace, settings: Settings) -> int:
 # --- search --------------------------------------------------------------------------------
 
 
-def _hit_json(rank: int, hit: Hit) -> dict[str, Any]:
-    return {
-        "rank": rank,
-        "score": round(hit.score, 6),
-        "chunk_id": hit.chunk_id,
-        "document": hit.document,
-        "title": hit.title,
-        "page": hit.page,
-        "text": hit.text,
-        "strategies": hit.strategies,
-    }
-
-
 def _scope(args: argparse.Namespace, text: str | None) -> tuple[str | None, list[str] | None]:
     """(query, knowledge-base names) from `NAME QUERY` or `--all QUERY`; None names = all."""
     if args.all:
@@ -473,7 +459,7 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         out: dict[str, Any] = {
             "query": query,
-            "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)],
+            "hits": [h.to_public_json(i) for i, h in enumerate(hits, 1)],
         }
         if summary is not None:
             out["summary"] = summary.to_json()
@@ -545,7 +531,9 @@ def _search_batch(
                     _emit_json({"id": ident, "hits": [], "error": error})
                     continue
                 hits = next(results)
-                _emit_json({"id": ident, "hits": [_hit_json(i, h) for i, h in enumerate(hits, 1)]})
+                _emit_json(
+                    {"id": ident, "hits": [h.to_public_json(i) for i, h in enumerate(hits, 1)]}
+                )
             sys.stdout.flush()
     return 1 if failed else 0
 

@@ -92,7 +92,7 @@ def build_server(service: Any) -> Any:
     ) -> dict[str, Any]:
         def work() -> dict[str, Any]:
             hits = service.search(query, knowledge_bases or None, top_k=max(1, min(top_k, 50)))
-            return {"hits": [_hit(h) for h in hits]}
+            return {"hits": [h.to_public_json() for h in hits]}
 
         return guarded("search", work)
 
@@ -122,20 +122,6 @@ def build_server(service: Any) -> Any:
         return guarded("graph_neighbourhood", work)
 
     return server
-
-
-def _hit(hit: Any) -> dict[str, Any]:
-    return {
-        "knowledge_base": hit.kb,
-        "document": hit.document,
-        "title": hit.title,
-        "page": hit.page,
-        "line_start": hit.line_start,
-        "line_end": hit.line_end,
-        "chunk_id": hit.chunk_id,
-        "score": round(hit.score, 6),
-        "text": hit.text,
-    }
 
 
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:

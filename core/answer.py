@@ -21,9 +21,8 @@ from .errors import LLMError, LLMOutputError
 from .llm.prompts import PROMPTS, GroundedAnswer
 from .llm.protocol import StreamingLLM
 from .models import Hit
-from .text.chinese import CJK
+from .text.language import is_chinese
 from .text.question_words import (
-    ENGLISH_FUNCTION_WORDS,
     held_terms,
     is_kind_term,
     question_terms,
@@ -38,6 +37,7 @@ __all__ = [
     "NOT_FOUND_EN",
     "NOT_FOUND_ZH",
     "NOTE_MODEL_NOT_FOUND",
+    "NOTE_OFFLINE_FOUND",
     "NOTE_UNUSABLE",
     "QUOTES_EN",
     "QUOTES_ZH",
@@ -53,6 +53,8 @@ NOT_FOUND_EN = "No relevant information was found in the knowledge base."
 # Why an answer with a model is extractive all the same (Answer.note).
 NOTE_MODEL_NOT_FOUND = "extractive: the model found nothing"
 NOTE_UNUSABLE = "extractive: the model's answer was unusable"
+# The model's whole search found nothing and the offline one did (core/service.py `ask`).
+NOTE_OFFLINE_FOUND = "extractive: the model's search found nothing"
 # Above the sentences offline would quote that a model's answer leaves out.
 QUOTES_ZH = "原文摘录："
 QUOTES_EN = "From the sources:"
@@ -70,7 +72,6 @@ _SENTENCE_CHARS = 300  # a longer "sentence" (a table row, a run-on list) is cut
 _SHORT_CHARS = 16  # sentences shorter than this lose ties: stubs say little
 _HIT_CHARS = 2000  # per hit in the prompt; chunks are bounded already, this is a guard
 
-_LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 _CJK_END = re.compile(r"[\u3000-\u303f\uff00-\uffef\u3400-\u9fff]$")
 
@@ -114,22 +115,6 @@ class Answer:
             "method": self.method,
             "note": self.note,
         }
-
-
-def is_chinese(text: str) -> bool:
-    """Tell whether a question is asked in Chinese rather than English.
-
-    Chinese questions often carry English terms ("Java 应用…"), English ones rarely carry Chinese
-    but may quote a term ("What is SQL注入?"). So any Han character makes a question Chinese,
-    unless it also has English function words and its Latin letters outnumber its Han characters.
-    """
-    han = len(CJK.findall(text))
-    if not han:
-        return False
-    words = _LATIN_WORD.findall(text)
-    if not any(w.lower() in ENGLISH_FUNCTION_WORDS for w in words):
-        return True
-    return han >= sum(len(w) for w in words)
 
 
 def not_found(question: str) -> Answer:

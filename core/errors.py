@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "AccessError",
+    "BuildBusyError",
     "ConfigError",
     "InternalError",
     "LLMError",
@@ -47,6 +48,15 @@ class LLMError(ZhixingError):
 
 class LLMOutputError(LLMError):
     """The LLM answered, but not in the requested shape."""
+
+
+class BuildBusyError(ZhixingError):
+    """A knowledge base already has a build running: in this process (the jobs' list, the
+    build lock) or in another live one (its job row: `job_id`, `pid`)."""
+
+    def __init__(self, message: str, *, job_id: int | None = None, pid: int | None = None):
+        super().__init__(message)
+        self.job_id, self.pid = job_id, pid
 
 
 class AccessError(ZhixingError):

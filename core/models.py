@@ -122,6 +122,24 @@ class Hit:
         """The hit as plain JSON-ready data (a notebook cell stores its hits so)."""
         return asdict(self)
 
+    def to_public_json(self, rank: int | None = None) -> dict[str, Any]:
+        """The one shape every front end gives a hit in (docs/architecture.md §9: HIT): `search
+        --json`, the MCP tools, the LangChain retriever's metadata; `rank` when it has one."""
+        shown = {
+            "score": round(self.score, 6),
+            "chunk_id": self.chunk_id,
+            "knowledge_base": self.kb,
+            "document": self.document,
+            "title": self.title,
+            "page": self.page,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "heading_path": list(self.heading_path),
+            "text": self.text,
+            "strategies": dict(self.strategies),
+        }
+        return shown if rank is None else {"rank": rank, **shown}
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Hit:
         """The hit `to_json` wrote; keys it does not know are ignored (a newer writer's)."""

@@ -13,6 +13,7 @@ are re-exported here.
 from __future__ import annotations
 
 import copy
+import logging
 import shutil
 import sqlite3
 import tempfile
@@ -20,12 +21,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .answer import Answer, grounded_answer
+from .agents.checkpoints import open_checkpointer
+from .answer import NOTE_OFFLINE_FOUND, Answer, grounded_answer
 from .ask import AgentContext, AgenticResult, run_agentic
-from .ask.checkpoints import open_checkpointer
 from .ask.nodes import offline_aspects
 from .auth import LOCAL, ROLES, User, is_loopback
 from .build import (
@@ -35,12 +37,12 @@ from .build import (
     ProgressSink,
     remove_documents,
 )
-from .build.background import BuildJobs, JobBusyError, JobView, LogLine
+from .build.background import BuildJobs, JobView, LogLine
 from .build.estimate import BuildEstimate
 from .choices import GraphFormat
 from .config import Settings
 from .embed import Embedder, make_embedder
-from .errors import AccessError, NotFoundError, StoreError, ZhixingError
+from .errors import AccessError, BuildBusyError, NotFoundError, StoreError, ZhixingError
 from .home import owner_only_umask, private_dir, private_file, tighten, tighten_home
 from .ingest import sanitize_name
 from .ingest.uploads import Refusal, UploadRefusedError, screen_uploads
@@ -76,6 +78,8 @@ from .store.users import UserStore
 from .task.workspace import ARCHIVE_SUFFIXES
 from .trace import AskSink, EventSink
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from .backup import Stores
     from .build.durable import JobRecord
@@ -91,7 +95,7 @@ __all__ = [
     "BuildReport",
     "Embedder",
     "GraphFormat",
-    "JobBusyError",
+    "BuildBusyError",
     "JobView",
     "KnowledgeService",
     "LogLine",
@@ -136,7 +140,11 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self.actor: User = LOCAL
         self._users = UserStore(self._catalog)
         self._graph = GraphStore(self._catalog)
-        self.llm = llm if llm is not None else _make_llm(settings, self._catalog, llm_options)
+        if llm is None:
+            from .llm import LLMCache, make_client
+
+            llm = make_client(settings, LLMCache(self._catalog), **dict(llm_options or {}))
+        self.llm = llm
         self.embedder = embedder or make_embedder(settings)
         try:
             self._vectors = VectorStore(
@@ -387,7 +395,7 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self._jobs.forget(self._own_job(job_id, "dismiss builds").id)
 
     def check_idle(self, name: str) -> None:
-        """Raise JobBusyError when the knowledge base has a build running."""
+        """Raise BuildBusyError when the knowledge base has a build running."""
         self._jobs.check_idle(self.kb(name).name)
 
     def resume_builds(self) -> list[JobView]:
@@ -593,6 +601,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
             checkpointer=self._memory if thread else None,
             thread=thread,
         )
+        if self.llm is not None and not _models_own(result.answer):
+            result = self._offline_instead(result, question, kbs, top_k, max_rounds)
         self._runs.save(
             question,
             [kb.name for kb in kbs],
@@ -603,6 +613,38 @@ class KnowledgeService(AccessControl, NotebookMixin):
             conversation=thread,
         )
         return result
+
+    def _offline_instead(
+        self,
+        result: AgenticResult,
+        question: str,
+        kbs: Sequence[KnowledgeBase],
+        top_k: int,
+        max_rounds: int,
+    ) -> AgenticResult:
+        """The model adds, never subtracts (issue 34). When it wrote no answer of its own (it found
+        nothing, or its reply was unusable), its run ends in the hits' own sentences from the
+        evidence its search gathered, which can miss what the offline search finds (its judge
+        said "sufficient" a round early, its queries drifted). The loop then runs again offline
+        (the rules' rewrites and judge, no model call, about 0.1 s) and, when that finds an
+        answer, it is given: exactly what Zhixing answers without a model, marked (the model's
+        note, or `NOTE_OFFLINE_FOUND` when its run found nothing at all). The rounds and the
+        trace stay the model's run. A follow-up is searched as the model's plan read it."""
+        resolved = [str(e.get("resolved") or "") for e in result.events if e["node"] == "plan"]
+        offline = run_agentic(
+            next((r for r in resolved if r), question),
+            self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds, offline=True),
+        )
+        if not offline.answer.found or not isinstance(offline.answer, Answer):
+            return result
+        note = getattr(result.answer, "note", "") if result.answer.found else ""
+        log.info("The model wrote no answer of its own; the offline search's answer is given.")
+        return replace(
+            offline,
+            answer=replace(offline.answer, note=note or NOTE_OFFLINE_FOUND),
+            rounds=result.rounds,
+            events=result.events,
+        )
 
     # --- conversations -----------------------------------------------------------------------
 
@@ -649,32 +691,40 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return self._agent_context(kbs, top_k=top_k, max_rounds=max_rounds)
 
     def _agent_context(
-        self, kbs: Sequence[KnowledgeBase], *, top_k: int, max_rounds: int, stream: bool = False
+        self,
+        kbs: Sequence[KnowledgeBase],
+        *,
+        top_k: int,
+        max_rounds: int,
+        stream: bool = False,
+        offline: bool = False,
     ) -> AgentContext:
         """The agentic loop's dependencies over these knowledge bases (ask and task research);
-        `stream`: the answer is shown as the model writes it (`answer_text` events)."""
+        `stream`: the answer is shown as the model writes it (`answer_text` events); `offline`:
+        without the model, whether one is configured or not."""
+        llm = None if offline else self.llm
         return AgentContext(
             retrieve=lambda queries, rewrites: self._engine.search_many(
                 queries, kbs, top_k=top_k, rewrites=rewrites
             ),
             answer=lambda q, evidence, aspects: grounded_answer(
-                q, evidence, llm=self.llm, aspects=aspects, offline_aspects=offline_aspects(q)
+                q, evidence, llm=llm, aspects=aspects, offline_aspects=offline_aspects(q)
             ),
             answer_stream=(
                 (
                     lambda q, evidence, aspects, on_text: grounded_answer(
                         q,
                         evidence,
-                        llm=self.llm,
+                        llm=llm,
                         aspects=aspects,
                         offline_aspects=offline_aspects(q),
                         on_text=on_text,
                     )
                 )
-                if stream and isinstance(self.llm, StreamingLLM)
+                if stream and isinstance(llm, StreamingLLM)
                 else None
             ),
-            llm=self.llm,
+            llm=llm,
             neighbours=lambda terms: self._neighbour_names(kbs, terms),
             max_rounds=max_rounds,
             kbs=[kb.name for kb in kbs],
@@ -1026,6 +1076,11 @@ class _Conversations:
                 self._memory = None
 
 
+def _models_own(answer: object) -> bool:
+    """Whether a run's answer is the model's own words (not the hits' sentences standing in)."""
+    return bool(getattr(answer, "found", False)) and getattr(answer, "method", "") == "llm"
+
+
 def _quoted(name: object, limit: int = 64) -> str:
     """A name a caller sent, quoted for a sentence: escaped, and cut short when it is long."""
     text = str(name)
@@ -1057,14 +1112,3 @@ def _stage_archive(folder: Path, name: str, content: bytes) -> Path:
     target = folder / f"workspace{suffix}"
     target.write_bytes(content)
     return target
-
-
-def _make_llm(
-    settings: Settings, catalog: Catalog, options: Mapping[str, Any] | None
-) -> LLM | None:
-    """The LLM client when an endpoint is configured; None means the offline heuristics."""
-    if not settings.llm_configured:
-        return None
-    from .llm import LLMCache, LLMClient
-
-    return LLMClient(settings, LLMCache(catalog), **dict(options or {}))

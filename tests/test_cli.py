@@ -114,12 +114,17 @@ def test_add_docs_search_and_remove(home, notes):
         "rank",
         "score",
         "chunk_id",
+        "knowledge_base",
         "document",
         "title",
         "page",
+        "line_start",
+        "line_end",
+        "heading_path",
         "text",
         "strategies",
     }
+    assert top["knowledge_base"] == "web"
     assert top["rank"] == 1 and top["document"] == "xss.md" and top["page"] == 1
     assert {"basic", "keyword"} <= set(top["strategies"]) <= set(STRATEGIES)
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
-from zhixing.core.ask.memory import is_followup, resolve_followup
+from zhixing.core.agents.memory import is_followup, resolve_followup
 from zhixing.core.config import Settings
 from zhixing.core.errors import NotFoundError
 from zhixing.core.llm.client import LLMClient

@@ -240,3 +240,43 @@ def test_a_batch_the_endpoint_fails_whole_pauses_like_an_outage(tmp_path, embedd
         report = svc.add("kb", [corpus], on_event=on_event)
         assert report.ok and report.degraded == 0 and report.chunks == 4, report.to_json()
         assert "paused" in events and "resumed" in events
+
+
+def test_an_entitys_attributes_sent_as_bounded_pairs_are_stored_as_a_dict(tmp_path, embedder):
+    """The schema sent bounds everything a weak model could run on with (issue 34): a 0.5B model
+    filled 24 entities and 400-character descriptions until its token limit cut the reply. An
+    object's keys cannot be bounded in llama.cpp's grammar, so attributes go as pairs."""
+    from tests.fake_openai import _schema_of
+
+    sent: list[dict] = []
+
+    def responder(body):
+        sent.append(_schema_of(body)[1])
+        return {
+            "questions": [{"question": "Which level is TLS at?", "line_start": 1, "line_end": 1}],
+            "entities": [
+                {
+                    "name": "TLS",
+                    "type": "technology",
+                    "description": "Transport Layer Security.",
+                    "attributes": [{"key": "level", "value": "L2"}, {"key": " ", "value": "x"}],
+                }
+            ],
+            "relations": [],
+        }
+
+    doc = tmp_path / "tls.md"
+    doc.write_text("TLS 1.2 or later is required at level L2.\n", encoding="utf-8")
+    with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
+        svc.create_kb("kb", mode="graph")
+        assert svc.add("kb", [doc]).ok
+        stored = svc._catalog.db.conn.execute(
+            "SELECT attributes FROM entities WHERE name = 'TLS'"
+        ).fetchone()
+    assert json.loads(stored[0]) == {"level": "L2"}
+    schema = sent[0]
+    entity = schema["$defs"]["ExtractedEntity"]["properties"]
+    assert entity["attributes"]["type"] == "array" and entity["attributes"]["maxItems"] == 4
+    assert entity["description"]["maxLength"] <= 200 and entity["name"]["maxLength"] <= 80
+    assert schema["properties"]["entities"]["maxItems"] <= 12
+    assert schema["properties"]["relations"]["maxItems"] <= 12

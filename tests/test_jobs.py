@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zhixing.core.build.background import BuildJobs, JobBusyError
+from zhixing.core.build.background import BuildJobs
 from zhixing.core.config import Settings
-from zhixing.core.errors import ZhixingError
+from zhixing.core.errors import BuildBusyError, ZhixingError
 from zhixing.core.service import KnowledgeService
 
 ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止会话固定攻击。\n".encode()
@@ -74,9 +74,9 @@ def test_a_second_job_on_a_busy_knowledge_base_is_refused_readably(svc, jobs):
         (f"doc-{i:02d}.md", EN.replace(b"server", f"server {i}".encode())) for i in range(20)
     ]
     first = jobs.start(svc, "kb", uploads)
-    with pytest.raises(JobBusyError, match="正在构建中"):
+    with pytest.raises(BuildBusyError, match="正在构建中"):
         jobs.start(svc, "kb", [("other.md", EN)])
-    with pytest.raises(JobBusyError):
+    with pytest.raises(BuildBusyError):
         jobs.check_idle("kb")
     assert len(jobs.list("kb")) == 1
     jobs.cancel(first.id)

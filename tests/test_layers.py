@@ -275,3 +275,21 @@ def test_a_module_name_that_repeats_names_one_concept():
     unexplained = {name: paths for name, paths in repeats.items() if name not in SHARED_NAMES}
     assert not unexplained, f"one name, two concepts? rename or explain: {unexplained}"
     assert set(SHARED_NAMES) <= set(repeats), "a shared name that no longer repeats: drop it"
+
+
+def test_core_reads_the_environment_only_through_its_settings():
+    """Front ends read the environment (cli/: the command, MCP, the retriever) and hand core a
+    `Settings`; core reads it in config.py alone, so a service is what its settings say."""
+    readers = []
+    for path in (ROOT / "core").rglob("*.py"):
+        if path.name == "config.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("environ", "getenv")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ):
+                readers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not readers, readers

@@ -323,3 +323,46 @@ def test_the_extractive_answer_a_models_not_found_gives_way_to_is_the_offline_on
     assert "Company cooperation" not in with_model.answer
     assert "Body features" not in with_model.answer
     assert "63072000" in with_model.answer
+
+
+BACKUPS = {
+    "backups.md": "# Backups\n\nBackups of the billing database are encrypted with AES-256.\n",
+    "retention.md": "# Retention\n\nBilling backups are retained for 35 days.\n",
+    "sessions.md": "# Session management\n\nIdle sessions expire after 15 minutes.\n",
+}
+
+
+def test_a_model_that_writes_no_answer_gives_exactly_the_offline_answer(
+    tmp_path: Path, embedder
+) -> None:  # noqa: ANN001
+    # One hit a query: the model's drifting plan and its "sufficient" verdict leave the second
+    # aspect's document out of its evidence, and the hits' sentences standing in for its
+    # not-found answered the retention period with the session timeout. Offline, the judge's
+    # uncovered terms find the retention document.
+    home = built_home(tmp_path, embedder, "ops", BACKUPS)
+    question = "How are billing database backups encrypted and how long are they retained?"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        offline = svc.ask(question, ["ops"], top_k=1)
+    assert offline.answer.found and "35 days" in offline.answer.answer
+    model = Model(
+        AgentPlan=lambda _: {"aspects": ["qqq xyzzy"], "queries": [{"query": "qqq xyzzy"}]},
+        RefinedQueries=lambda _: {"queries": [{"query": "plugh frobnicate"}]},
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask(question, ["ops"], top_k=1)
+    assert "GroundedAnswer" in model.schemas
+    assert result.answer.answer == offline.answer.answer
+    assert [h.chunk_id for h in result.evidence] == [h.chunk_id for h in offline.evidence]
+    assert (result.answer.method, result.answer.note) == ("extractive", NOTE_MODEL_NOT_FOUND)
+    assert result.rounds and result.rounds[0]["queries"][1:] == ["qqq xyzzy"]  # the model's run
+
+
+def test_a_model_that_answers_keeps_its_own_answer(tmp_path: Path, embedder) -> None:  # noqa: ANN001
+    home = built_home(tmp_path, embedder, "ops", BACKUPS)
+    question = "How are billing database backups encrypted and how long are they retained?"
+    model = Model(
+        GroundedAnswer=lambda _: {"answer": "With AES-256 [1].", "cited": [1], "found": True}
+    )
+    with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
+        result = svc.ask(question, ["ops"], top_k=1)
+    assert result.answer.method == "llm" and result.answer.answer.startswith("With AES-256 [1].")

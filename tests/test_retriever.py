@@ -18,10 +18,10 @@ from langchain_core.runnables import RunnablePassthrough
 from langchain_openai import ChatOpenAI
 
 from tests.fake_openai import FakeOpenAI
+from zhixing.cli.retriever import ZhixingRetriever
 from zhixing.core.auth import User
 from zhixing.core.config import Settings
 from zhixing.core.errors import AccessError, NotFoundError
-from zhixing.core.retriever import ZhixingRetriever
 from zhixing.core.service import KnowledgeService
 
 ROOT = Path(__file__).resolve().parents[1]

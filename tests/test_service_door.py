@@ -151,7 +151,7 @@ def test_every_door_a_name_reaches_says_the_same_of_a_hidden_name_as_of_a_missin
     """ed (an editor, not a member of "secret") names "secret" and names that do not exist
     through every method that takes a knowledge base's name: each refusal is the missing
     name's sentence, word for word, and lists only "open"."""
-    from zhixing.core.retriever import ZhixingRetriever
+    from zhixing.cli.retriever import ZhixingRetriever
 
     ed = svc.as_user(ED)
     doc = tmp_path / "new.md"

@@ -44,6 +44,9 @@ class ZH:
     ANSWER_NOTES = {
         "extractive: the model found nothing": "模型说没找到，但命中的片段能回答：以下是片段原句。",
         "extractive: the model's answer was unusable": "模型的回答不可用：以下是命中片段的原句。",
+        "extractive: the model's search found nothing": (
+            "模型的检索没有找到答案，不用模型的检索找到了：以下是它命中片段的原句。"
+        ),
     }
     ERROR_PREFIX = "出错了："
     EXPORT = "导出 Markdown"
@@ -134,6 +137,10 @@ class EN(ZH):
         ),
         "extractive: the model's answer was unusable": (
             "The model's answer was unusable: these are the hits' own sentences."
+        ),
+        "extractive: the model's search found nothing": (
+            "The model's search found no answer; the search without it did: these are its hits'"
+            " own sentences."
         ),
     }
     ERROR_PREFIX = "Error: "

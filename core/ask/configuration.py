@@ -38,7 +38,7 @@ class AgentContext:
     queries uncovered terms and the `neighbours` (related entity names) of those terms.
     `evidence_per_round` is how many of each query's top hits a round keeps as evidence, and how
     many per aspect `merge` passes on to the answer. On a conversation's thread, `kbs` and
-    `visible` decide which earlier turns the plan may lean on (core/ask/memory.py).
+    `visible` decide which earlier turns the plan may lean on (core/agents/memory.py).
     """
 
     retrieve: Callable[[list[str], list[QueryRewrites | None]], list[list[Hit]]]

@@ -22,14 +22,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from ..agents.binding import Resolver, RunContexts
+from ..agents.memory import fresh_run, thread_config
+from ..agents.streaming import stream_run
 from ..models import Hit
 from ..trace import AskSink, TraceEvent
 from . import nodes
-from .binding import Resolver, RunContexts
 from .configuration import AgentContext, AnswerLike
-from .memory import fresh_run, thread_config
 from .state import AgentState
-from .streaming import stream_run
 
 __all__ = [
     "AgenticResult",
@@ -91,7 +91,7 @@ def build_bound_graph(
 ) -> CompiledStateGraph[AgentState, Any, AgentState, AgentState]:
     """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
     its context schema): each node gets `resolve(options)`, an `AgentContext`
-    (core/ask/binding.py; LangGraph Studio through cli/studio.py)."""
+    (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
     graph = StateGraph(AgentState, context_schema=options)
     _wire(graph, RunContexts(resolve, entry="plan").bind)
     return graph.compile(name="agentic_retrieval")
@@ -160,7 +160,7 @@ def run_agentic(
     """Answer a question in up to `context.max_rounds` search rounds, reporting each step live.
 
     With a `checkpointer` and a `thread` (a conversation's id) the run continues that thread:
-    a follow-up question is read with the earlier turns (core/ask/memory.py)."""
+    a follow-up question is read with the earlier turns (core/agents/memory.py)."""
     inputs: dict[str, Any] = {"question": question}
     if checkpointer is not None and thread:
         inputs = fresh_run(inputs, {"asked": [], "evidence": {}})

@@ -18,12 +18,13 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
-from ..answer import is_chinese
+from ..agents.memory import history_text, resolve_followup, turn_record, usable_turns
 from ..errors import LLMError
 from ..llm.boundary import tidy, tidy_list
 from ..models import Hit
 from ..search.fusion import RRF_K
 from ..search.query_terms import key_terms, split_query
+from ..text.language import is_chinese
 from ..text.question_words import asked_kinds, holds, is_cue, is_generic
 from ..text.sentences import Sentence, asks_about_scope, hit_sentences
 from ..trace import (
@@ -38,7 +39,6 @@ from ..trace import (
     RetrieveEvent,
 )
 from .configuration import AgentContext
-from .memory import history_text, resolve_followup, turn_record, usable_turns
 from .prompts import (
     ASK_PROMPTS,
     AgentPlan,

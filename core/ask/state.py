@@ -16,9 +16,9 @@ from typing import Annotated, Any
 # on Python 3.11.
 from typing_extensions import TypedDict
 
+from ..agents.memory import remember
 from ..models import Hit
 from ..search.rewrite import QueryRewrites
-from .memory import remember
 
 __all__ = ["AgentState", "Evidence", "Query", "keep_best_evidence"]
 

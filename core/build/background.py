@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..choices import JobState
 from ..config import Settings
-from ..errors import ZhixingError, internal_error
+from ..errors import BuildBusyError, ZhixingError, internal_error
 from ..ingest import sanitize_name
 from ..ingest.uploads import UploadRefusedError, check_upload
 from .events import BuildReport, ProgressEvent, ProgressSink
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "JOB_STAGES",
     "BuildJobs",
-    "JobBusyError",
     "JobView",
     "LogLine",
     "estimate",
@@ -64,10 +63,6 @@ RUNNING, DONE, FAILED, CANCELLED = (
 PAUSED = JobState.PAUSED  # the LLM endpoint is away; the job waits for it (core.build.pause)
 _MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event; cap the memory
 _MAX_FINISHED = 50  # finished jobs kept for their summaries
-
-
-class JobBusyError(ZhixingError):
-    """A knowledge base already has a build running."""
 
 
 @dataclass(frozen=True)
@@ -214,7 +209,7 @@ class BuildJobs:
         with self._lock:
             try:
                 self._check_idle(kb)
-            except JobBusyError:
+            except BuildBusyError:
                 if staging is not None:
                     shutil.rmtree(staging, ignore_errors=True)
                 raise
@@ -289,7 +284,7 @@ class BuildJobs:
             return True
 
     def check_idle(self, kb: str) -> None:
-        """Raise JobBusyError when `kb` has a build running (before removing or deleting)."""
+        """Raise BuildBusyError when `kb` has a build running (before removing or deleting)."""
         with self._lock:
             self._check_idle(kb)
 
@@ -421,7 +416,7 @@ class BuildJobs:
 
     def _check_idle(self, kb: str) -> None:
         if self._running(kb) is not None:
-            raise JobBusyError(BUSY.format(kb=kb))
+            raise BuildBusyError(BUSY.format(kb=kb))
 
     def _trim(self) -> None:
         finished = [i for i, j in self._jobs.items() if not j.state.active]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..choices import JobState
-from ..errors import ZhixingError
+from ..errors import BuildBusyError
 from ..models import KnowledgeBase
 
 __all__ = [
@@ -37,10 +37,6 @@ __all__ = [
 # The final states (`JobState.active` says which are at work); `interrupted`, which `resume`
 # picks up, is neither.
 _ENDED = (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
-
-
-class BuildBusyError(ZhixingError):
-    """The knowledge base already has a build running (in this process or another)."""
 
 
 @dataclass(frozen=True)

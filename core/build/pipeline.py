@@ -42,7 +42,6 @@ from ..llm.protocol import LLM
 from ..models import Chunk, KnowledgeBase, ParsedDocument
 from ..store import Catalog, VectorRecord, VectorStore
 from ..store.analysis import bm25_text
-from ..store.catalog import JobBusy
 from ..store.graph import GraphStore
 from .durable import (
     BuildBusyError,
@@ -295,7 +294,7 @@ class _Run:
                 alive=process_alive,
                 resume=resume.id if resume else None,
             )
-        except JobBusy as busy:
+        except BuildBusyError as busy:
             raise BuildBusyError(
                 f"The knowledge base {self.kb.name!r} is already being built by job {busy.job_id}"
                 f" (process {busy.pid}); wait for it to finish, then try again."

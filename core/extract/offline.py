@@ -23,7 +23,7 @@ from ..llm.schemas import (
 from .find_terms import Mention, find_mentions, normalize_entity_name, top_level
 from .questions import build_questions, context_for, display_clause
 from .relations import Link, co_occurring, pattern_links
-from .segments import Segment, is_chinese, requirement_of, segment_text
+from .segments import Segment, is_chinese_segments, requirement_of, segment_text
 
 __all__ = ["MODES", "offline_knowledge"]
 
@@ -61,7 +61,7 @@ def offline_knowledge(
     segments = segment_text(text)
     if not segments:
         return ChunkKnowledge()
-    chinese = is_chinese(segments, " ".join([title, *heading_path]))
+    chinese = is_chinese_segments(segments, " ".join([title, *heading_path]))
     ctx = context_for(title, heading_path, chinese=chinese)
     headings = [s.text for s in segments if s.kind == "heading"]
     found = [_mentions(s, ctx.heading_path, headings) for s in segments]

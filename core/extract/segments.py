@@ -12,9 +12,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text.chinese import CJK
+from ..text.language import is_chinese_prose
 
-__all__ = ["Requirement", "Segment", "clean_inline", "is_chinese", "requirement_of", "segment_text"]
+__all__ = [
+    "Requirement",
+    "Segment",
+    "clean_inline",
+    "is_chinese_segments",
+    "requirement_of",
+    "segment_text",
+]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
@@ -34,7 +41,6 @@ _SPACES = re.compile(r"[ \t\u3000]+")
 # A sentence ends at CJK terminators wherever they are, and at Latin ones before a space.
 _END = re.compile(r"[。！？；]+[”’」』）)\]\"']*|[.!?]+[”’\"')\]]*(?=\s|$)")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "al", "mr", "dr", "no", "fig"})
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _CLAUSE_ID = re.compile(r"^V?\d{1,2}(?:\.\d{1,3}){1,3}$")
 _LEVEL = re.compile(r"^L([1-3])$")
 _CHECK = re.compile(r"[✓✔√xX✅●■]")
@@ -115,20 +121,14 @@ def segment_text(text: str) -> list[Segment]:
     return out
 
 
-def is_chinese(segments: Sequence[Segment], context: str = "") -> bool:
-    """Whether the prose is mostly Chinese: as many CJK characters as Latin words, or more.
-
-    A chunk of a Chinese document (`context`: its title and headings) that has any Chinese in
-    it counts as Chinese, even when English link titles outnumber its Chinese words.
-    """
-    if CJK.search(context) and any(CJK.search(s.text) for s in segments):
-        return True
-    cjk = words = 0
-    for segment in segments:
-        if segment.kind != "code":
-            cjk += len(CJK.findall(segment.text))
-            words += len(_LATIN_WORD.findall(segment.text))
-    return cjk > 0 and cjk >= words
+def is_chinese_segments(segments: Sequence[Segment], context: str = "") -> bool:
+    """Whether the segments' prose is mostly Chinese (text/language.py `is_chinese_prose`); a
+    code segment is not counted, but its Chinese makes a Chinese document's chunk Chinese."""
+    return is_chinese_prose(
+        (s.text for s in segments if s.kind != "code"),
+        context,
+        any_of=(s.text for s in segments if s.kind == "code"),
+    )
 
 
 def requirement_of(segment: Segment) -> Requirement | None:

@@ -704,11 +704,12 @@ def _run_abandonable(
     return out
 
 
-def make_client(settings: Settings, cache: LLMCache | None) -> LLMClient | None:
-    """Build the client the settings ask for, or None in the built-in offline mode."""
+def make_client(settings: Settings, cache: LLMCache | None, **options: Any) -> LLMClient | None:
+    """The one way Zhixing makes its model client: the one the settings ask for, or None in the
+    built-in offline mode. `options` are `LLMClient`'s (timeout_s, max_attempts, ...)."""
     if not settings.llm_configured:
         return None
-    return LLMClient(settings, cache)
+    return LLMClient(settings, cache, **options)
 
 
 def _reply_text(message: AIMessage) -> str:

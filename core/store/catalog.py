@@ -27,10 +27,10 @@ from ..errors import NotFoundError, StoreError, ZhixingError
 from ..home import private_file
 from ..models import Chunk, KnowledgeBase, StoredDocument
 from .analysis import ANALYSIS_VERSION
-from .job_table import JobBusy, JobsMixin
+from .job_table import JobsMixin
 from .kb_rows import KbRowsMixin
 
-__all__ = ["Catalog", "JobBusy"]
+__all__ = ["Catalog"]
 
 # AUTOINCREMENT: ids are never reused. Vector primary keys derive from them, so a vector left
 # behind by an interrupted delete can never be mistaken for a later row.

@@ -14,19 +14,11 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..choices import JobState
-from ..errors import StoreError
+from ..errors import BuildBusyError
 
-__all__ = ["ACTIVE_JOBS", "JobBusy", "JobsMixin"]
+__all__ = ["ACTIVE_JOBS", "JobsMixin"]
 
 ACTIVE_JOBS = tuple(s.value for s in JobState if s.active)  # running, paused
-
-
-class JobBusy(StoreError):
-    """A knowledge base has a running job in another live process (see `claim_job`)."""
-
-    def __init__(self, job_id: int, pid: int) -> None:
-        super().__init__(f"Job {job_id} of process {pid} is building this knowledge base.")
-        self.job_id, self.pid = job_id, pid
 
 
 class JobsMixin:
@@ -51,7 +43,7 @@ class JobsMixin:
         """Record that `owner` (pid, start time) builds a knowledge base; return the job id.
 
         In one write transaction, so two processes cannot both claim: a running job of another
-        live process refuses (StoreBusy: the caller words it), a running job whose process is
+        live process refuses (`BuildBusyError`, its job and pid: the caller words it), a running job whose process is
         gone becomes `interrupted`. `resume` (or an interrupted job with the same paths) is
         taken over instead of starting a new row.
         """
@@ -63,7 +55,11 @@ class JobsMixin:
                 (kb_id, *ACTIVE_JOBS),
             ):
                 if row["pid"] != owner[0] and alive(row["pid"], row["pid_started"]):
-                    raise JobBusy(row["id"], row["pid"])
+                    raise BuildBusyError(
+                        f"Job {row['id']} of process {row['pid']} is building this knowledge base.",
+                        job_id=row["id"],
+                        pid=row["pid"],
+                    )
                 self._execute("UPDATE jobs SET status = 'interrupted' WHERE id = ?", (row["id"],))
             if resume is None:
                 same = self._rows(

@@ -4,7 +4,7 @@ its trace, each owned by the user who asked and filed under one of that user's c
 Kept in the catalog's SQLite, created here by its own `CREATE TABLE IF NOT EXISTS` (so the
 catalog schema does not need to know about runs). A conversation is also a LangGraph thread:
 its id is the `thread_id` under which the agents' checkpointer keeps the graph's memory
-(core/ask/memory.py). Runs stored before conversations existed belong to the local operator
+(core/agents/memory.py). Runs stored before conversations existed belong to the local operator
 and to no conversation.
 """
 

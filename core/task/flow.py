@@ -18,9 +18,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from ..ask.binding import Resolver, RunContexts
-from ..ask.memory import fresh_run, thread_config
-from ..ask.streaming import stream_run
+from ..agents.binding import Resolver, RunContexts
+from ..agents.memory import fresh_run, thread_config
+from ..agents.streaming import stream_run
 from ..trace import EventSink, TraceEvent
 from . import nodes
 from .configuration import TaskContext
@@ -75,7 +75,7 @@ def build_bound_graph(
 ) -> CompiledStateGraph[TaskState, Any, TaskState, TaskState]:
     """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
     its context schema): each node gets `resolve(options)`, a `TaskContext`
-    (core/ask/binding.py; LangGraph Studio through cli/studio.py)."""
+    (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
     graph = StateGraph(TaskState, context_schema=options)
     _wire(graph, RunContexts(resolve, entry="research").bind)
     return graph.compile(name="task_agent")
@@ -141,7 +141,7 @@ def run_task(
     """Carry out a task against the attached knowledge (and workspace), reporting each step.
 
     With a `checkpointer` and a `thread` the run continues that thread: a follow-up task is
-    researched with the earlier tasks in mind (core/ask/memory.py)."""
+    researched with the earlier tasks in mind (core/agents/memory.py)."""
     inputs: dict[str, Any] = {"task": task}
     if checkpointer is not None and thread:
         inputs = fresh_run(inputs, {"findings": [], "done": []})

@@ -18,11 +18,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ..answer import is_chinese
-from ..ask.memory import HISTORY_TURNS, resolve_followup, turn_record
+from ..agents.memory import HISTORY_TURNS, resolve_followup, turn_record
 from ..audit import AuditResult
 from ..errors import LLMError
 from ..llm.boundary import tidy_list
+from ..text.language import is_chinese
 from ..trace import (
     AnalysisEvent,
     BudgetEvent,

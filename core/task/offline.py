@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..answer import is_chinese
+from ..text.language import is_chinese
 from .audit_rules import (
     TOPICS,
     Rule,

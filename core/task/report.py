@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..answer import is_chinese
+from ..text.language import is_chinese
 from .state import HEURISTIC_NOTE, Finding, Subtask, SubtaskOutcome
 
 __all__ = ["no_workspace_warning", "render_report"]

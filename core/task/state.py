@@ -14,7 +14,7 @@ from typing import Annotated, Any
 # on Python 3.11.
 from typing_extensions import TypedDict
 
-from ..ask.memory import remember
+from ..agents.memory import remember
 from ..models import Hit
 
 __all__ = ["Finding", "KnowledgeRef", "Subtask", "SubtaskOutcome", "TaskState", "knowledge_ref"]

@@ -13,11 +13,11 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ..answer import Answer, Citation
+from ..ask.state import Evidence, Query
 from ..errors import StoreError
 from ..models import Hit
 from ..search.rewrite import QueryRewrites
 from ..task.state import Finding, KnowledgeRef, Subtask, SubtaskOutcome
-from .state import Evidence, Query
 
 __all__ = ["open_checkpointer"]
 

@@ -19,8 +19,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from .config import Settings
-from .models import Hit
+from ..core.config import Settings
+from ..core.models import Hit
 
 __all__ = ["ZhixingRetriever", "hit_document"]
 
@@ -30,18 +30,7 @@ def hit_document(hit: Hit) -> Document:
     return Document(
         page_content=hit.text,
         id=str(hit.chunk_id),
-        metadata={
-            "knowledge_base": hit.kb,
-            "document": hit.document,
-            "title": hit.title,
-            "page": hit.page,
-            "line_start": hit.line_start,
-            "line_end": hit.line_end,
-            "chunk_id": hit.chunk_id,
-            "heading_path": list(hit.heading_path),
-            "score": hit.score,
-            "strategies": dict(hit.strategies),
-        },
+        metadata={k: v for k, v in hit.to_public_json().items() if k != "text"},
     )
 
 
@@ -67,7 +56,7 @@ class ZhixingRetriever(BaseRetriever):
         admits one process."""
         import os
 
-        from .service import KnowledgeService
+        from ..core.service import KnowledgeService
 
         env = dict(os.environ) if home is None else {**os.environ, "ZHIXING_HOME": str(home)}
         settings = Settings.from_env(env)

@@ -2,7 +2,7 @@
 
 Each conversation is a LangGraph thread (`thread_id` = the conversation's id, core/store/runs.py;
 its tasks run on a thread of their own beside it, `<id>:task`).
-The graphs are compiled with a SQLite checkpointer in the Zhixing home (core/ask/checkpoints.py), so a thread's state —
+The graphs are compiled with a SQLite checkpointer in the Zhixing home (core/agents/checkpoints.py), so a thread's state —
 above all its `turns`, what was asked and answered before — is there when the next question of
 that conversation runs. A run writes its checkpoint once, when it ends (`durability="exit"`),
 and starts from fresh per-run fields (`fresh_run`), so one question's evidence never leaks
