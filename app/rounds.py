@@ -10,22 +10,14 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from ..core.models import Hit
-from ..core.trace import (
-    AnswerTextEvent,
-    AskEvent,
-    EvaluateEvent,
-    MergeEvent,
-    PlanEvent,
-    RefineEvent,
-    RetrieveEvent,
-)
+from ..core.trace import AskEvent, EvaluateEvent, RetrieveEvent, stored_search
 from .strings import recall as T
 from .widgets import inert
 
@@ -167,39 +159,34 @@ class RoundsView:
         if get_script_run_ctx() is None and self._ctx is not None:
             add_script_run_ctx(threading.current_thread(), self._ctx)
         n = int(event.get("round") or self._round or 1)
-        match event["node"]:
-            case "plan":
-                plan = cast(PlanEvent, event)
-                if plan.get("resolved"):  # a follow-up, read with the earlier turns
-                    self._parent.caption(inert(T.RESOLVED.format(question=plan["resolved"])))
-                self._open(n).markdown(T.ROUND_ASPECTS.format(aspects=_listed(plan["aspects"])))
-            case "refine":
-                refine = cast(RefineEvent, event)
-                if not refine.get("queries"):
-                    self._parent.caption(T.NO_NEW_QUERIES)
-                    return
-                missing = _listed(refine.get("missing", []))
-                self._open(n).markdown(T.ROUND_GAPS.format(missing=missing))
-            case "retrieve":
-                self._retrieved(self._current(n), cast(RetrieveEvent, event))
-            case "evaluate":
-                self._evaluated(self._current(n), cast(EvaluateEvent, event), n)
-            case "merge":
-                merge = cast(MergeEvent, event)
-                self.close()
-                by_aspect = ", ".join(f"{a} {k}" for a, k in merge.get("by_aspect", {}).items())
-                self._parent.caption(
-                    T.MERGED.format(
-                        evidence=merge.get("evidence", 0), by_aspect=inert(by_aspect) or T.NONE
-                    )
+        if event["node"] == "plan":
+            if event.get("resolved"):  # a follow-up, read with the earlier turns
+                self._parent.caption(inert(T.RESOLVED.format(question=event["resolved"])))
+            self._open(n).markdown(T.ROUND_ASPECTS.format(aspects=_listed(event["aspects"])))
+        elif event["node"] == "refine":
+            if not event.get("queries"):
+                self._parent.caption(T.NO_NEW_QUERIES)
+                return
+            missing = _listed(event.get("missing", []))
+            self._open(n).markdown(T.ROUND_GAPS.format(missing=missing))
+        elif event["node"] == "retrieve":
+            self._retrieved(self._current(n), event)
+        elif event["node"] == "evaluate":
+            self._evaluated(self._current(n), event, n)
+        elif event["node"] == "merge":
+            self.close()
+            by_aspect = ", ".join(f"{a} {k}" for a, k in event.get("by_aspect", {}).items())
+            self._parent.caption(
+                T.MERGED.format(
+                    evidence=event.get("evidence", 0), by_aspect=inert(by_aspect) or T.NONE
                 )
-            case "answer_text":
-                self.close()
-                if self._answer is None:
-                    self._answer = self._parent.empty()
-                self._answer.markdown(inert(cast(AnswerTextEvent, event)["text"]) + " ▌")
-            case _:  # the finished answer is shown by the page itself
-                pass
+            )
+        elif event["node"] == "answer_text":
+            self.close()
+            if self._answer is None:
+                self._answer = self._parent.empty()
+            self._answer.markdown(inert(event["text"]) + " ▌")
+        # The finished answer is shown by the page itself.
 
     def clear_answer(self) -> None:
         """Take away the answer shown as it was written: the page shows the finished one."""
@@ -214,8 +201,8 @@ class RoundsView:
             self._status = None
 
     def replay(self, events: Sequence[Mapping[str, Any]]) -> None:
-        for event in events:  # a stored trace: plain dicts of the same shapes
-            self(cast(AskEvent, event))
+        for event in stored_search(events):  # a stored trace: plain dicts of the same shapes
+            self(event)
         self.close()
 
     def _open(self, n: int) -> DeltaGenerator:

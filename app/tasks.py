@@ -7,26 +7,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from ..core.service import KnowledgeService
-from ..core.trace import (
-    AnalysisEvent,
-    AskEvent,
-    BudgetEvent,
-    FindingEvent,
-    ReplanEvent,
-    ResearchEvent,
-    SubtaskDoneEvent,
-    SubtaskEvent,
-    TaskPlanEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    TraceEvent,
-)
+from ..core.trace import AskEvent, TaskEvent, TraceEvent, is_search
 from .rounds import RoundsView
 from .strings import agent as T
 from .widgets import inert
@@ -49,94 +36,85 @@ class TaskView:
         """The page's dispatcher of the task agent's trace (core/trace.py)."""
         if get_script_run_ctx() is None and self._ctx is not None:
             add_script_run_ctx(threading.current_thread(), self._ctx)
-        if "phase" in event:  # the agentic search, inside the research or a subtask
-            self._search(cast(AskEvent, event))
-            return
-        match event["node"]:
-            case "research" if "evidence" in event:
-                done = cast(ResearchEvent, event)
-                self._rounds.close()
-                self._research.update(
-                    label=T.RESEARCH_DONE.format(
-                        evidence=done["evidence"], sections=len(done["sections"])
-                    ),
-                    state="complete",
-                    expanded=False,
+        if is_search(event):  # the agentic search, inside the research or a subtask
+            self._search(event)
+        elif event["node"] == "research":
+            self._rounds.close()
+            self._research.update(
+                label=T.RESEARCH_DONE.format(
+                    evidence=event["evidence"], sections=len(event["sections"])
+                ),
+                state="complete",
+                expanded=False,
+            )
+        elif event["node"] == "budget":
+            self._parent.caption(
+                T.BUDGET.format(calls=event["calls"], confirmations=event["parts"]["confirmations"])
+            )
+        elif event["node"] == "analysis" and event["done"]:
+            self._research.caption(
+                T.ANALYSIS.format(
+                    files=event["files"], seconds=event["seconds"], findings=event["findings"]
                 )
-            case "budget":
-                b = cast(BudgetEvent, event)
-                self._parent.caption(
-                    T.BUDGET.format(calls=b["calls"], confirmations=b["parts"]["confirmations"])
+            )
+        elif event["node"] == "task_plan":
+            self._plan_before = list(event["plan"])
+            with self._parent.expander(T.PLAN_BEFORE, expanded=False):
+                st.markdown(
+                    inert("\n".join(f"{i}. {s}" for i, s in enumerate(self._plan_before, 1)))
                 )
-            case "analysis" if cast(AnalysisEvent, event)["done"]:
-                a = cast(AnalysisEvent, event)
-                self._research.caption(
-                    T.ANALYSIS.format(
-                        files=a["files"], seconds=a["seconds"], findings=a["findings"]
+        elif event["node"] == "replan":
+            plan = list(event["plan"])
+            self._parent.info(T.PLAN_CHANGED.format(before=len(self._plan_before), after=len(plan)))
+            with self._parent.expander(T.PLAN_AFTER, expanded=True):
+                st.markdown(inert("\n".join(_subtask_line(i, s) for i, s in enumerate(plan, 1))))
+        elif event["node"] == "subtask":
+            self._subtask = self._parent.status(
+                inert(T.SUBTASK_RUNNING.format(n=event["subtask"], title=event["title"])),
+                expanded=True,
+            )
+            if event.get("goal"):
+                self._subtask.caption(inert(event["goal"]))
+        elif self._subtask is not None:
+            self._in_subtask(self._subtask, event)
+        # A research probe, the report: the page shows the result itself.
+
+    def _in_subtask(self, box: Any, event: TaskEvent) -> None:
+        """A subtask's tool calls, their results, its findings and its end."""
+        if event["node"] == "tool_call":
+            args = ", ".join(
+                f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event["args"].items()
+            )
+            box.markdown(inert(T.TOOL_CALL.format(tool=event["tool"], args=args)))
+        elif event["node"] == "tool_result":
+            label = T.TOOL_RESULT_OK if event.get("ok") else T.TOOL_RESULT_REFUSED
+            box.code(f"{label}: {str(event.get('output', ''))[:_SHOWN_OUTPUT]}")
+        elif event["node"] == "finding":
+            f = event["finding"]
+            box.markdown(
+                inert(
+                    T.FINDING.format(
+                        severity=f.get("severity"),
+                        title=f.get("title"),
+                        file=f.get("file"),
+                        line=f.get("line"),
                     )
                 )
-            case "plan":
-                self._plan_before = list(cast(TaskPlanEvent, event)["plan"])
-                with self._parent.expander(T.PLAN_BEFORE, expanded=False):
-                    st.markdown(
-                        inert("\n".join(f"{i}. {s}" for i, s in enumerate(self._plan_before, 1)))
+            )
+        elif event["node"] == "subtask_done":
+            box.update(
+                label=inert(
+                    T.SUBTASK_DONE.format(
+                        n=event["subtask"],
+                        title=event["title"],
+                        findings=event.get("findings", 0),
+                        calls=event.get("tool_calls", 0),
                     )
-            case "replan":
-                plan = list(cast(ReplanEvent, event)["plan"])
-                self._parent.info(
-                    T.PLAN_CHANGED.format(before=len(self._plan_before), after=len(plan))
-                )
-                with self._parent.expander(T.PLAN_AFTER, expanded=True):
-                    st.markdown(
-                        inert("\n".join(_subtask_line(i, s) for i, s in enumerate(plan, 1)))
-                    )
-            case "subtask":
-                sub = cast(SubtaskEvent, event)
-                self._subtask = self._parent.status(
-                    inert(T.SUBTASK_RUNNING.format(n=sub["subtask"], title=sub["title"])),
-                    expanded=True,
-                )
-                if sub.get("goal"):
-                    self._subtask.caption(inert(sub["goal"]))
-            case "tool_call" if self._subtask is not None:
-                call = cast(ToolCallEvent, event)
-                args = ", ".join(
-                    f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call["args"].items()
-                )
-                self._subtask.markdown(inert(T.TOOL_CALL.format(tool=call["tool"], args=args)))
-            case "tool_result" if self._subtask is not None:
-                result = cast(ToolResultEvent, event)
-                label = T.TOOL_RESULT_OK if result.get("ok") else T.TOOL_RESULT_REFUSED
-                self._subtask.code(f"{label}: {str(result.get('output', ''))[:_SHOWN_OUTPUT]}")
-            case "finding" if self._subtask is not None:
-                f = cast(FindingEvent, event)["finding"]
-                self._subtask.markdown(
-                    inert(
-                        T.FINDING.format(
-                            severity=f.get("severity"),
-                            title=f.get("title"),
-                            file=f.get("file"),
-                            line=f.get("line"),
-                        )
-                    )  # fmt: skip
-                )
-            case "subtask_done" if self._subtask is not None:
-                done_ = cast(SubtaskDoneEvent, event)
-                self._subtask.update(
-                    label=inert(
-                        T.SUBTASK_DONE.format(
-                            n=done_["subtask"],
-                            title=done_["title"],
-                            findings=done_.get("findings", 0),
-                            calls=done_.get("tool_calls", 0),
-                        )
-                    ),
-                    state="complete",
-                    expanded=False,
-                )
-                self._subtask = None
-            case _:  # a research probe, the report: the page shows the result itself
-                pass
+                ),
+                state="complete",
+                expanded=False,
+            )
+            self._subtask = None
 
     def _search(self, event: AskEvent) -> None:
         if event.get("phase") == "research":

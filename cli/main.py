@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 # gRPC's C core (under pymilvus and Milvus Lite's server) writes its own log lines to stderr,
 # e.g. an epoll error as a process exits: noise beside the command's one-sentence errors. Set
@@ -24,30 +24,7 @@ from ..core.errors import ZhixingError, internal_error
 from ..core.home import owner_only_umask
 from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
 from ..core.search import STRATEGIES, parse_strategies
-from ..core.trace import (
-    AnalysisEvent,
-    AnswerEvent,
-    AnswerTextEvent,
-    AskEvent,
-    BudgetEvent,
-    EvaluateEvent,
-    EventSink,
-    FindingEvent,
-    MergeEvent,
-    PlanEvent,
-    RefineEvent,
-    ReplanEvent,
-    ReportEvent,
-    ResearchEvent,
-    ResearchProbeEvent,
-    RetrieveEvent,
-    SubtaskDoneEvent,
-    SubtaskEvent,
-    TaskPlanEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    TraceEvent,
-)
+from ..core.trace import AskEvent, EventSink, TraceEvent, is_search
 from . import mcp_server, serve  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -609,31 +586,25 @@ def _print_citations(answer: Any) -> None:
 
 def _trace_line(event: AskEvent) -> str:
     """One stderr line per agentic step, as it happens (the CLI's dispatcher of `AskEvent`)."""
-    match event["node"]:
-        case "plan":
-            e = cast(PlanEvent, event)
-            return f"[round {e['round']}] plan: aspects {e['aspects']}; queries {e['queries']}"
-        case "retrieve":
-            r = cast(RetrieveEvent, event)
-            return (
-                f"[round {r['round']}] retrieve: {len(r['queries'])} queries, hits by strategy "
-                f"{r['hits_by_strategy']}, {r['new_evidence']} new evidence"
-            )
-        case "evaluate":
-            v = cast(EvaluateEvent, event)
-            verdict = "sufficient" if v["sufficient"] else f"missing {v['missing']}"
-            return f"[round {v['round']}] evaluate ({v['judge']}): {verdict}"
-        case "refine":
-            f = cast(RefineEvent, event)
-            return f"[round {f['round']}] refine: {f['queries']}"
-        case "merge":
-            m = cast(MergeEvent, event)
-            return f"merge: {m['evidence']} pieces of evidence by aspect {m['by_aspect']}"
-        case "answer_text":
-            return f"answer: {len(cast(AnswerTextEvent, event)['text'])} characters written"
-        case _:
-            a = cast(AnswerEvent, event)
-            return f"answer: {'found' if a['found'] else 'not found'}"
+    if event["node"] == "plan":
+        return (
+            f"[round {event['round']}] plan: aspects {event['aspects']}; queries {event['queries']}"
+        )
+    if event["node"] == "retrieve":
+        return (
+            f"[round {event['round']}] retrieve: {len(event['queries'])} queries, hits by strategy "
+            f"{event['hits_by_strategy']}, {event['new_evidence']} new evidence"
+        )
+    if event["node"] == "evaluate":
+        verdict = "sufficient" if event["sufficient"] else f"missing {event['missing']}"
+        return f"[round {event['round']}] evaluate ({event['judge']}): {verdict}"
+    if event["node"] == "refine":
+        return f"[round {event['round']}] refine: {event['queries']}"
+    if event["node"] == "merge":
+        return f"merge: {event['evidence']} pieces of evidence by aspect {event['by_aspect']}"
+    if event["node"] == "answer_text":
+        return f"answer: {len(event['text'])} characters written"
+    return f"answer: {'found' if event['found'] else 'not found'}"
 
 
 def _live(line: Callable[[Any], str]) -> EventSink:
@@ -655,7 +626,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         if event["node"] != "answer_text":
             trace(event)
         elif live is not None:
-            live.show(cast(AnswerTextEvent, event)["text"])
+            live.show(event["text"])
 
     with _service(settings) as svc:
         result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=on_event)
@@ -694,57 +665,44 @@ class _LiveAnswer:
 
 def _task_line(event: TraceEvent) -> str:
     """One stderr line per task-agent step, as it happens (the CLI's dispatcher of its trace)."""
-    if "phase" in event:  # the agentic search inside research or a subtask
-        search = cast(AskEvent, event)
-        where = "research" if search["phase"] == "research" else f"subtask {search.get('subtask')}"
-        return f"  [{where}] {_trace_line(search)}"
-    match event["node"]:
-        case "budget":
-            b = cast(BudgetEvent, event)
-            parts = ", ".join(f"{k} {v}" for k, v in b["parts"].items())
-            return f"model budget: at most {b['calls']} call(s) ({parts}) besides the research"
-        case "analysis" if not cast(AnalysisEvent, event)["done"]:
-            a = cast(AnalysisEvent, event)
-            return f"analysis: {a['files']} of {a['total']} Java files parsed"
-        case "analysis":
-            a = cast(AnalysisEvent, event)
-            return (
-                f"analysis: {a['files']} Java file(s) in {a['seconds']:.1f} s,"
-                f" {a['findings']} data-flow finding(s)"
-                + (f", {a['parse_errors']} with syntax errors" if a["parse_errors"] else "")
-            )
-        case "research" if "probe" in event:
-            p = cast(ResearchProbeEvent, event)
-            return f"research: {p['topic']} -> {p['sections'] or 'nothing'}"
-        case "research":
-            r = cast(ResearchEvent, event)
-            return f"research: {r['evidence']} pieces of knowledge from {r['sections']}"
-        case "plan":
-            return "plan: " + " | ".join(cast(TaskPlanEvent, event)["plan"])
-        case "replan":
-            plan = cast(ReplanEvent, event)["plan"]
-            return "revised plan: " + " | ".join(s["title"] for s in plan)
-        case "subtask":
-            s = cast(SubtaskEvent, event)
-            return f"[subtask {s['subtask']}] {s['title']}"
-        case "tool_call":
-            c = cast(ToolCallEvent, event)
-            args = json.dumps(c["args"], ensure_ascii=False)
-            return f"[subtask {c['subtask']}] #{c['step']} {c['tool']} {args}"
-        case "tool_result":
-            t = cast(ToolResultEvent, event)
-            first = (t["output"] or "").splitlines()[:1]
-            status = "ok" if t["ok"] else "refused"
-            return f"[subtask {t['subtask']}]   -> {status}: {first[0] if first else ''}"
-        case "finding":
-            fe = cast(FindingEvent, event)
-            f = fe["finding"]
-            return f"[subtask {fe['subtask']}] finding [{f['severity']}] {f['file']}:{f['line']}"
-        case "subtask_done":
-            d = cast(SubtaskDoneEvent, event)
-            return f"[subtask {d['subtask']}] done ({d['mode']}): {d['summary']}"
-        case _:
-            return f"report: {cast(ReportEvent, event)['findings']} finding(s)"
+    if is_search(event):  # the agentic search inside research or a subtask
+        phase = event.get("phase")
+        where = "research" if phase == "research" else f"subtask {event.get('subtask')}"
+        return f"  [{where}] {_trace_line(event)}"
+    if event["node"] == "budget":
+        parts = ", ".join(f"{k} {v}" for k, v in event["parts"].items())
+        return f"model budget: at most {event['calls']} call(s) ({parts}) besides the research"
+    if event["node"] == "analysis":
+        if not event["done"]:
+            return f"analysis: {event['files']} of {event['total']} Java files parsed"
+        return (
+            f"analysis: {event['files']} Java file(s) in {event['seconds']:.1f} s,"
+            f" {event['findings']} data-flow finding(s)"
+            + (f", {event['parse_errors']} with syntax errors" if event["parse_errors"] else "")
+        )
+    if event["node"] == "probe":
+        return f"research: {event['topic']} -> {event['sections'] or 'nothing'}"
+    if event["node"] == "research":
+        return f"research: {event['evidence']} pieces of knowledge from {event['sections']}"
+    if event["node"] == "task_plan":
+        return "plan: " + " | ".join(event["plan"])
+    if event["node"] == "replan":
+        return "revised plan: " + " | ".join(s["title"] for s in event["plan"])
+    if event["node"] == "subtask":
+        return f"[subtask {event['subtask']}] {event['title']}"
+    if event["node"] == "tool_call":
+        args = json.dumps(event["args"], ensure_ascii=False)
+        return f"[subtask {event['subtask']}] #{event['step']} {event['tool']} {args}"
+    if event["node"] == "tool_result":
+        first = (event["output"] or "").splitlines()[:1]
+        status = "ok" if event["ok"] else "refused"
+        return f"[subtask {event['subtask']}]   -> {status}: {first[0] if first else ''}"
+    if event["node"] == "finding":
+        f = event["finding"]
+        return f"[subtask {event['subtask']}] finding [{f['severity']}] {f['file']}:{f['line']}"
+    if event["node"] == "subtask_done":
+        return f"[subtask {event['subtask']}] done ({event['mode']}): {event['summary']}"
+    return f"report: {event['findings']} finding(s)"
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:

@@ -8,14 +8,18 @@ say what each front end may rely on. Each front end reads them in one dispatcher
 `task_line` (cli/main.py).
 
 The task agent passes the agentic search's events through with `phase` set ("research", or
-"subtask" with the subtask's number), so its trace is `TaskEvent | AskEvent`: an event with a
-`phase` is a search's, whatever its `node`.
+"subtask" with the subtask's number), so its trace is `TaskEvent | AskEvent`. Every event type
+has a tag of its own, the search's and the task agent's alike, so a dispatcher that compares
+`event["node"]` is narrowed to the one type by the type checker, with no cast; `is_search` tells
+the search's events apart as a whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, cast
+
+from typing_extensions import TypeIs
 
 __all__ = [
     "AnalysisEvent",
@@ -43,6 +47,8 @@ __all__ = [
     "ToolCallEvent",
     "ToolResultEvent",
     "TraceEvent",
+    "is_search",
+    "stored_search",
     "with_phase",
 ]
 
@@ -137,7 +143,7 @@ AskEvent = (
 
 
 class ResearchProbeEvent(TypedDict):
-    node: Literal["research"]
+    node: Literal["probe"]
     probe: str  # the offline re-plan's query for a known audit topic
     topic: str
     sections: list[str]
@@ -167,7 +173,7 @@ class AnalysisEvent(TypedDict):
 
 
 class TaskPlanEvent(TypedDict):
-    node: Literal["plan"]  # no `phase`: the task's plan, not a search's
+    node: Literal["task_plan"]  # the task's plan before the research revised it
     plan: list[str]
     llm: bool
 
@@ -244,6 +250,23 @@ TraceEvent = AskEvent | TaskEvent
 # event; an `ask`'s needs to take only the search's.
 EventSink = Callable[[TraceEvent], None]
 AskSink = Callable[[AskEvent], None]
+
+
+# The search's tags: no task event has one of them (tests/test_trace_tags.py checks both).
+SEARCH_NODES = frozenset(
+    ("plan", "retrieve", "evaluate", "refine", "merge", "answer_text", "answer")
+)
+
+
+def is_search(event: TraceEvent) -> TypeIs[AskEvent]:
+    """Whether an event is the agentic search's (alone, or inside a task run)."""
+    return event["node"] in SEARCH_NODES
+
+
+def stored_search(events: Sequence[Mapping[str, Any]]) -> list[AskEvent]:
+    """A stored trace (plain dicts, from the run log or a notebook) read back as the search's
+    events: those whose tag is one of the search's, in order; anything else is left out."""
+    return [cast(AskEvent, dict(e)) for e in events if e.get("node") in SEARCH_NODES]
 
 
 def with_phase(

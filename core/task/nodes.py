@@ -123,7 +123,7 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             _emit(
                 runtime,
                 ResearchProbeEvent(
-                    node="research",
+                    node="probe",
                     probe=topic.probe,
                     topic=topic.key,
                     sections=sorted({f"{r.section} ({r.document}, p.{r.page})" for r in found}),
@@ -209,7 +209,7 @@ def plan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             knowledge_bases=ctx.knowledge_bases,
             workspace=ctx.workspace is not None,
         )
-    _emit(runtime, TaskPlanEvent(node="plan", plan=steps, llm=result is not None))
+    _emit(runtime, TaskPlanEvent(node="task_plan", plan=steps, llm=result is not None))
     return {"plan_before": steps}
 
 
