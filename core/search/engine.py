@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -30,6 +30,7 @@ from .fusion import (
     fusion_params,
     link_at,
 )
+from .registry import RegisteredStrategy, StrategyInput, parse_strategies, registered
 from .rewrite import QueryRewrites, offline_rewrites, rewrite_queries
 from .signals import KeywordSignal
 from .strategies import StrategyRunner
@@ -82,18 +83,6 @@ class StrategyLists:
             agreement=signal.agreement if signal else None,
             params=params or FusionParams(),
         )
-
-
-def parse_strategies(value: str | Sequence[str]) -> tuple[str, ...]:
-    """Validate a strategy list ("basic,keyword"); the error lists the valid names."""
-    names = [s.strip() for s in (value.split(",") if isinstance(value, str) else value)]
-    names = [n for n in names if n]
-    if not names:
-        raise ZhixingError(
-            f"No search strategy was given; use one or more of {', '.join(STRATEGIES)}."
-        )
-    parsed = [Strategy.parse(name).value for name in names]
-    return tuple(dict.fromkeys(parsed))
 
 
 class SearchEngine:
@@ -252,7 +241,8 @@ class SearchEngine:
 
             return run
 
-        wants_rewrites = {"hyde", "split", "generalize", "keyword"} & set(strategies)
+        plugged = registered(strategies)
+        wants_rewrites = "keyword" in strategies or any("rewrites" in s.needs for s in plugged)
         if given is not None:
             rewrites_f = self._pool.submit(
                 lambda: [r or offline_rewrites(q) for q, r in zip(queries, given, strict=True)]
@@ -264,27 +254,24 @@ class SearchEngine:
         vectors = timed("embedding", embed_queries, self.embedder, queries)()
         basic_f = self._pool.submit(timed("basic", runner.basic, vectors))
         futures: dict[str, Future[Ranked]] = {}
-        if "graph" in strategies:
-            futures["graph"] = self._pool.submit(
-                timed("graph", runner.graph_walk, queries, vectors)
-            )
+
+        def start(ready: list[RegisteredStrategy], batch: StrategyInput) -> None:
+            for s in ready:
+                futures[s.name] = self._pool.submit(timed(s.name, s.run, batch))
+
+        # Each registered strategy starts as soon as what it needs is in (core/search/registry.py).
+        batch = StrategyInput(runner, list(queries), vectors)
+        start([s for s in plugged if not s.needs], batch)
         rewrites = rewrites_f.result()
         keyword_f = (
             self._pool.submit(timed("keyword", runner.keyword, queries, rewrites))
             if "keyword" in strategies
             else None
         )
-        if "split" in strategies:
-            futures["split"] = self._pool.submit(timed("split", runner.split, rewrites))
-        if "generalize" in strategies:
-            futures["generalize"] = self._pool.submit(
-                timed("generalize", runner.generalize, queries, rewrites)
-            )
+        batch = replace(batch, rewrites=rewrites)
+        start([s for s in plugged if s.needs == {"rewrites"}], batch)
         basic = basic_f.result()
-        if "hyde" in strategies:  # offline it feeds back the top basic hits
-            futures["hyde"] = self._pool.submit(
-                timed("hyde", runner.hyde, queries, rewrites, basic)
-            )
+        start([s for s in plugged if "basic" in s.needs], replace(batch, basic=basic))
         named: Ranked = runner.named(queries) if "keyword" in strategies else [[] for _ in queries]
         ranked = {name: f.result() for name, f in futures.items()}
         ranked["basic"] = basic

@@ -22,6 +22,7 @@ from ..store.graph import GraphStore
 from ..store.vectors import VectorHit
 from ..text.entity_names import normalize_entity_name
 from .query_terms import key_terms
+from .registry import Ranked, StrategyInput, register
 from .rewrite import QueryRewrites
 from .signals import KeywordSignal, keyword_signal
 from .titles import TitleIndex
@@ -196,3 +197,26 @@ def _interleave(lists: list[list[int]]) -> list[int]:
             if rank < len(ranked):
                 seen.setdefault(ranked[rank], None)
     return list(seen)
+
+
+# --- the registered strategies (core/search/registry.py) -------------------------------------
+
+
+@register("graph")
+def _graph(batch: StrategyInput) -> Ranked:
+    return batch.runner.graph_walk(batch.queries, batch.vectors)
+
+
+@register("split", needs=("rewrites",))
+def _split(batch: StrategyInput) -> Ranked:
+    return batch.runner.split(batch.rewrites)
+
+
+@register("generalize", needs=("rewrites",))
+def _generalize(batch: StrategyInput) -> Ranked:
+    return batch.runner.generalize(batch.queries, batch.rewrites)
+
+
+@register("hyde", needs=("rewrites", "basic"))  # offline it feeds back the top basic hits
+def _hyde(batch: StrategyInput) -> Ranked:
+    return batch.runner.hyde(batch.queries, batch.rewrites, batch.basic or [])
