@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import LLMError, LLMOutputError
-from .llm.prompts import PROMPTS, GroundedAnswer
+from .llm.prompts import GROUNDED_ANSWER
 from .llm.protocol import StreamingLLM
 from .models import Hit
 from .text.language import is_chinese
@@ -500,13 +500,12 @@ def _llm_answer(
     on_text: Callable[[str], None] | None = None,
 ) -> Answer:
     """One `grounded_answer` call, then check and renumber its citations."""
-    role, variables = PROMPTS["grounded_answer"], grounded_answer_variables(question, hits)
+    role, variables = GROUNDED_ANSWER, grounded_answer_variables(question, hits)
     if on_text is not None and isinstance(llm, StreamingLLM):
         shown = _LiveAnswer(len(hits), max_citations, on_text)
         reply = llm.call_streaming(role, variables, shown.update)
     else:
         reply = llm.call(role, variables)
-    assert isinstance(reply, GroundedAnswer)
     if not reply.found or _says_not_found(reply.answer):
         # found=true over the not-found sentence is still a not-found (a weak model writes
         # the answer field first, as the schema asks, and then the verdict it was told to).

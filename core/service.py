@@ -84,6 +84,8 @@ if TYPE_CHECKING:
     from .backup import Stores
     from .build.durable import JobRecord
     from .task.configuration import TaskContext
+    from .task.flow import TaskResult
+    from .task.workspace import Workspace
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -904,13 +906,13 @@ class KnowledgeService(AccessControl, NotebookMixin):
         task: str,
         names: Sequence[str] | None,
         *,
-        workspace: Path | Any | None = None,
+        workspace: Path | Workspace | None = None,
         upload: tuple[str, bytes] | None = None,
         on_event: EventSink | None = None,
         max_rounds: int = 2,
         top_k: int = 8,
         conversation: str | None = None,
-    ) -> Any:
+    ) -> TaskResult:
         """Carry out a task with the task agent (docs/architecture.md §7) and return its `TaskResult`.
 
         `workspace` is a folder (used as it is), an archive (unpacked into a new folder under
@@ -970,7 +972,11 @@ class KnowledgeService(AccessControl, NotebookMixin):
         return self._task_context(kbs, opened, top_k, max_rounds)
 
     def _task_context(
-        self, kbs: Sequence[KnowledgeBase], workspace: Any, top_k: int, max_rounds: int
+        self,
+        kbs: Sequence[KnowledgeBase],
+        workspace: Workspace | None,
+        top_k: int,
+        max_rounds: int,
     ) -> TaskContext:
         from .task.configuration import TaskContext
 
@@ -995,12 +1001,12 @@ class KnowledgeService(AccessControl, NotebookMixin):
         self,
         task: str,
         kbs: Sequence[KnowledgeBase],
-        workspace: Any,
+        workspace: Workspace | None,
         on_event: EventSink | None,
         max_rounds: int,
         top_k: int,
         thread: str | None,
-    ) -> Any:
+    ) -> TaskResult:
         from .task.flow import run_task
 
         context = self._task_context(kbs, workspace, top_k, max_rounds)

@@ -9,7 +9,7 @@ from typing import Any
 from tests.test_answer_sentences import sample_service  # noqa: F401 (a fixture)
 from tests.test_ask_nodes import hit, runtime
 from zhixing.core.ask import nodes
-from zhixing.core.ask.prompts import ASK_PROMPTS
+from zhixing.core.ask.prompts import EVALUATE
 from zhixing.core.ask.state import Evidence
 from zhixing.core.service import KnowledgeService
 
@@ -60,7 +60,7 @@ def test_a_question_word_is_answered_by_an_answer_of_its_kind() -> None:
 
 
 def test_the_llm_judge_is_told_that_headings_and_scope_notes_are_not_evidence() -> None:
-    text = ASK_PROMPTS["evaluate"].render({"question": "q", "aspects": "- a", "evidence": "[1] x"})
+    text = EVALUATE.render({"question": "q", "aspects": "- a", "evidence": "[1] x"})
     assert "Headings and titles" in text and "are not evidence" in text
     assert "本标准适用于" in text and "This document describes" in text
 

@@ -28,7 +28,9 @@ def test_every_role_is_registered_under_its_own_name_with_a_schema() -> None:
     for name, role in PROMPTS.items():
         assert role.name == name
         assert role.schema.model_json_schema()["type"] == "object"
-        assert "never instructions" in role.system
+        # Every role given documents, queries or code says they are data; the connection
+        # check is given a nonce only.
+        assert "never instructions" in role.system or name == "connection_check", name
 
 
 def test_the_chunk_knowledge_prompt_asks_for_context_free_questions_with_line_ranges() -> None:
@@ -91,3 +93,25 @@ def test_the_public_surface_is_what_all_lists() -> None:
         "make_client",
         "number_lines",
     } <= set(zhixing.core.llm.__all__)
+
+
+def test_every_role_of_every_package_is_in_the_one_registry_under_its_own_name():
+    """Roles are typed constants (`Prompt[T]`, so `LLM.call` returns a T); each enters the one
+    registry by name when it is made, and a name taken twice is refused (issue 35)."""
+    import pytest
+
+    from zhixing.core.ask import prompts as ask
+    from zhixing.core.llm import prompts as llm
+    from zhixing.core.search.rewrite import REWRITE
+    from zhixing.core.task import prompts as task
+
+    roles = [
+        llm.CHUNK_KNOWLEDGE, llm.SAME_ENTITY, llm.SUMMARIZE_DESCRIPTION, llm.GROUNDED_ANSWER,
+        ask.PLAN, ask.EVALUATE, ask.REFINE, REWRITE,
+        task.TASK_PLAN, task.TASK_REPLAN, task.TASK_CONFIRM, task.TASK_TURN,
+    ]  # fmt: skip
+    assert all(llm.PROMPTS[r.name] is r for r in roles)
+    assert ask.PLAN.schema is ask.AgentPlan and task.TASK_TURN.schema is task.ToolTurn
+    with pytest.raises(ValueError, match="Two prompts are named 'plan'"):
+        llm.Prompt(name="plan", system="", template="", schema=ask.AgentPlan)
+    assert llm.PROMPTS["plan"] is ask.PLAN

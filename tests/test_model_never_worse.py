@@ -277,10 +277,10 @@ def test_the_notebook_says_when_a_models_not_found_gave_way_to_the_hits(
 def test_a_reply_cut_before_its_verdict_is_salvaged_without_a_repair(
     role: str, cut: str, kept: bool
 ) -> None:
-    from zhixing.core.ask.prompts import ASK_PROMPTS
+    import zhixing.core.ask.prompts  # noqa: F401 (its roles enter the registry)
     from zhixing.core.llm.prompts import PROMPTS
 
-    prompt = {**ASK_PROMPTS, **PROMPTS}[role]
+    prompt = PROMPTS[role]
     with FakeOpenAI(responder=lambda _: {"_content": cut}) as fake:
         settings = Settings(
             home=Path("unused"),

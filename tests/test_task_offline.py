@@ -105,7 +105,10 @@ def test_the_plan_is_revised_into_the_guideline_clauses(audit) -> None:  # noqa:
     assert all(s.knowledge and s.knowledge[0].document == GUIDE for s in result.plan_after)
     nodes = [e["node"] for e in events if "phase" not in e]
     assert (
-        nodes.index("task_plan") < nodes.index("replan") < nodes.index("subtask") < nodes.index("report")
+        nodes.index("task_plan")
+        < nodes.index("replan")
+        < nodes.index("subtask")
+        < nodes.index("report")
     )
     assert any(e.get("phase") == "research" for e in events)  # the agentic search, live
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from langgraph.runtime import Runtime
 
 from ..agents.memory import history_text, resolve_followup, turn_record, usable_turns
 from ..errors import LLMError
 from ..llm.boundary import tidy, tidy_list
+from ..llm.prompts import Prompt, T
 from ..models import Hit
 from ..search.fusion import RRF_K
 from ..search.query_terms import key_terms, split_query
@@ -40,10 +41,11 @@ from ..trace import (
 )
 from .configuration import AgentContext
 from .prompts import (
-    ASK_PROMPTS,
+    EVALUATE,
+    PLAN,
+    REFINE,
     AgentPlan,
     EvidenceVerdict,
-    RefinedQueries,
     SearchQuery,
 )
 from .state import AgentState, Evidence, Query, keep_best_evidence
@@ -128,15 +130,17 @@ def _emit(runtime: Runtime[AgentContext], event: AskEvent) -> None:
     runtime.stream_writer(event)
 
 
-def _call(runtime: Runtime[AgentContext], role: str, variables: Mapping[str, object]) -> Any:
+def _call(
+    runtime: Runtime[AgentContext], role: Prompt[T], variables: Mapping[str, object]
+) -> T | None:
     """One LLM call for the role, or None offline or when the call failed (logged)."""
     llm = runtime.context.llm
     if llm is None:
         return None
     try:
-        return llm.call(ASK_PROMPTS[role], variables)
+        return llm.call(role, variables)
     except LLMError as exc:
-        log.warning("The %s step falls back to the offline heuristic: %s", role, exc)
+        log.warning("The %s step falls back to the offline heuristic: %s", role.name, exc)
         return None
 
 
@@ -194,7 +198,7 @@ def plan(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     original = state["question"].strip()
     turns = usable_turns(state.get("turns", []), runtime.context.visible)
     variables = {"question": original, "history": history_text(turns)}
-    result = cast(AgentPlan | None, _call(runtime, "plan", variables))
+    result = _call(runtime, PLAN, variables)
     if result is not None and not _speaks_like(result, original):
         # A plan in another language than the question's searches for words the documents
         # answering it do not use: the offline plan's aspects and queries replace it.
@@ -322,7 +326,7 @@ def _judge_with_llm(state: AgentState, runtime: Runtime[AgentContext]) -> Eviden
         "aspects": "\n".join(f"- {a}" for a in state.get("aspects", [])),
         "evidence": excerpts or "(none)",
     }
-    return cast(EvidenceVerdict | None, _call(runtime, "evaluate", variables))
+    return _call(runtime, EVALUATE, variables)
 
 
 def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -391,7 +395,7 @@ def refine(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         "missing": "\n".join(f"- {a}" for a in missing),
         "asked": "\n".join(f"- {q}" for q in asked),
     }
-    result = cast(RefinedQueries | None, _call(runtime, "refine", variables))
+    result = _call(runtime, REFINE, variables)
     # Each new query is credited to the missing aspect whose terms it names, for `merge`.
     targets = {a: state.get("gaps", {}).get(a) or key_terms(a) for a in missing}
     default = missing[0] if missing else ""

@@ -17,7 +17,15 @@ from pydantic import BaseModel, Field
 from ..llm.prompts import Prompt
 from ..search.rewrite import QueryRewrites, clean_rewrites
 
-__all__ = ["ASK_PROMPTS", "AgentPlan", "EvidenceVerdict", "RefinedQueries", "SearchQuery"]
+__all__ = [
+    "EVALUATE",
+    "PLAN",
+    "REFINE",
+    "AgentPlan",
+    "EvidenceVerdict",
+    "RefinedQueries",
+    "SearchQuery",
+]
 
 
 class SearchQuery(BaseModel):
@@ -154,36 +162,31 @@ Chinese name, the standard or clause it would appear in. For each query give a h
 answer of at most 100 characters, one generalization and 8-12 keywords with aliases."""
 
 
-ASK_PROMPTS: dict[str, Prompt] = {
-    role.name: role
-    for role in (
-        Prompt(
-            name="plan",
-            system=_SYSTEM,
-            template=_PLAN_TEMPLATE,
-            schema=AgentPlan,
-            fast=True,
-            # The real 0.5B model's plans: 55-154 tokens (median 151), two of 391 and 630, the
-            # rest runaway lists cut at the old limit (1,440); 200 x 3 = 600 keeps 391 whole
-            # and cuts 630 (salvaged: its listed items stay).
-            completion_tokens=lambda _: 200,
-        ),
-        Prompt(
-            name="evaluate",
-            system=_SYSTEM,
-            template=_EVALUATE_TEMPLATE,
-            schema=EvidenceVerdict,
-            completion_tokens=lambda _: 80,
-        ),
-        Prompt(
-            name="refine",
-            system=_SYSTEM,
-            template=_REFINE_TEMPLATE,
-            schema=RefinedQueries,
-            fast=True,
-            # Up to 4 queries with rewrites, like the plan's queries (~150 tokens); the real
-            # model's refine replies both ran away to the old limit of 1,080 tokens.
-            completion_tokens=lambda _: 150,
-        ),
-    )
-}
+PLAN = Prompt(
+    name="plan",
+    system=_SYSTEM,
+    template=_PLAN_TEMPLATE,
+    schema=AgentPlan,
+    fast=True,
+    # The real 0.5B model's plans: 55-154 tokens (median 151), two of 391 and 630, the rest
+    # runaway lists cut at the old limit (1,440); 200 x 3 = 600 keeps 391 whole and cuts 630
+    # (salvaged: its listed items stay).
+    completion_tokens=lambda _: 200,
+)
+EVALUATE = Prompt(
+    name="evaluate",
+    system=_SYSTEM,
+    template=_EVALUATE_TEMPLATE,
+    schema=EvidenceVerdict,
+    completion_tokens=lambda _: 80,
+)
+REFINE = Prompt(
+    name="refine",
+    system=_SYSTEM,
+    template=_REFINE_TEMPLATE,
+    schema=RefinedQueries,
+    fast=True,
+    # Up to 4 queries with rewrites, like the plan's queries (~150 tokens); the real model's
+    # refine replies both ran away to the old limit of 1,080 tokens.
+    completion_tokens=lambda _: 150,
+)

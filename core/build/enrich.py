@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ..embed import Embedder
 from ..errors import LLMError, LLMOutputError
 from ..extract import offline_knowledge
 from ..llm.boundary import Rejections
+from ..llm.prompts import CHUNK_KNOWLEDGE, SAME_ENTITY, SUMMARIZE_DESCRIPTION, Prompt, T
 from ..llm.protocol import LLM, CallsCancelled
 from ..llm.schemas import ChunkKnowledge
 from ..models import Chunk, KnowledgeBase
@@ -181,7 +182,7 @@ class Enricher:
         ]
 
         def call() -> list[ChunkKnowledge | Exception]:
-            out = self._call_many(llm, "chunk_knowledge", variables)
+            out = self._call_many(llm, CHUNK_KNOWLEDGE, variables)
             from ..llm.retry import (
                 EndpointFailingError,
                 EndpointRefusedError,
@@ -199,7 +200,7 @@ class Enricher:
             # that fails whole means the endpoint is failing, and is waited out like an outage.
             if len(out) > 1 and all(isinstance(a, EndpointFailingError) for a in out):
                 raise EndpointUnreachableError(str(failed[0])) from failed[0]
-            return cast(list[ChunkKnowledge | Exception], out)  # the prompt's schema
+            return list(out)
 
         return self._guard(call)
 
@@ -376,7 +377,7 @@ class Enricher:
 
         def call() -> Any:
             # One call through call_many, so that a cancel abandons it like any other.
-            (answer,) = self._call_many(llm, "same_entity", [variables])
+            (answer,) = self._call_many(llm, SAME_ENTITY, [variables])
             if isinstance(answer, LLMError):
                 raise answer
             return answer
@@ -408,7 +409,7 @@ class Enricher:
         ]
 
         def call() -> list[Any]:
-            out = self._call_many(llm, "summarize_description", variables)
+            out = self._call_many(llm, SUMMARIZE_DESCRIPTION, variables)
             for answer in out:  # a lost endpoint is waited out, not taken as "no summary"
                 if isinstance(answer, EndpointUnreachableError):
                     raise answer
@@ -426,16 +427,14 @@ class Enricher:
                 continue
             self.graph.set_description(entity_id, text)
 
-    def _call_many(self, llm: LLM, role: str, variables: Sequence[dict[str, Any]]) -> list[Any]:
+    def _call_many(
+        self, llm: LLM, role: Prompt[T], variables: Sequence[dict[str, Any]]
+    ) -> list[T | LLMError]:
         """`llm.call_many` that a cancel abandons at once (BuildCancelled), in flight or not."""
-        from ..llm import PROMPTS
-
         if self._cancel is not None and self._cancel.is_set():
             raise BuildCancelled
         try:
-            return list(
-                llm.call_many(PROMPTS[role], variables, self.rejections, cancel=self._cancel)
-            )
+            return list(llm.call_many(role, variables, self.rejections, cancel=self._cancel))
         except CallsCancelled:
             raise BuildCancelled from None
 

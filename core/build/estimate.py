@@ -183,10 +183,10 @@ def estimate_add(
     )
     if pipeline.llm is None:
         return BuildEstimate(chunks=len(texts), embedding=embedding)
-    from ..llm import PROMPTS
+    from ..llm.prompts import CHUNK_KNOWLEDGE, PROMPTS
 
     llm = pipeline.llm
-    estimate = llm.estimate(PROMPTS["chunk_knowledge"], variables)
+    estimate = llm.estimate(CHUNK_KNOWLEDGE, variables)
     by_role = {"chunk_knowledge": estimate["calls"], **dict.fromkeys(EXTRA_ROLES, 0)}
     basis = "none"
     if kb.mode == "graph" and estimate["calls"]:

@@ -30,7 +30,7 @@ from ..errors import LLMError, LLMOutputError
 from .boundary import Rejections, salvage
 from .cache import LLMCache, cache_key
 from .capabilities import Capabilities, Prober, choose_method, server_slots
-from .prompts import Prompt, estimate_tokens
+from .prompts import Prompt, T, estimate_tokens
 from .protocol import CallsCancelled
 from .retry import (
     DEFAULT_BASE_URL,
@@ -222,39 +222,39 @@ class LLMClient:
 
     def call(
         self,
-        role: Prompt,
+        role: Prompt[T],
         variables: Mapping[str, object],
         rejections: Rejections | None = None,
-    ) -> BaseModel:
+    ) -> T:
         """Run one role and return its validated output; raise LLMError or LLMOutputError.
 
         What had to be dropped from a careless reply to get there is counted in `rejections`.
         """
-        return self._run(self._prepare(role, variables), rejections)
+        return _typed(role, self._run(self._prepare(role, variables), rejections))
 
     def call_streaming(
         self,
-        role: Prompt,
+        role: Prompt[T],
         variables: Mapping[str, object],
         on_partial: Callable[[dict[str, Any]], None],
         rejections: Rejections | None = None,
-    ) -> BaseModel:
+    ) -> T:
         """`call`, reading the reply as the model writes it: `on_partial` gets the output's
         fields parsed so far (a dict, its last string possibly unfinished) each time they grow.
 
         What it returns is validated exactly as `call`'s is; a reply that needs a repair is
         repaired without streaming, and a cached output is handed over whole.
         """
-        return self._run(self._prepare(role, variables), rejections, on_partial)
+        return _typed(role, self._run(self._prepare(role, variables), rejections, on_partial))
 
     def call_many(
         self,
-        role: Prompt,
+        role: Prompt[T],
         variables_list: Sequence[Mapping[str, object]],
         rejections: Rejections | None = None,
         *,
         cancel: threading.Event | None = None,
-    ) -> list[BaseModel | LLMError]:
+    ) -> list[T | LLMError]:
         """Run a role over many inputs in parallel; failures come back in place, not raised.
 
         When `cancel` is set the call returns at once, raising CallsCancelled: requests in
@@ -282,10 +282,11 @@ class LLMClient:
                 return exc
 
         workers = min(self._slots.ceiling, len(prepared))
-        return _run_abandonable(one, prepared, workers, cancel)
+        out = _run_abandonable(one, prepared, workers, cancel)
+        return [a if isinstance(a, LLMError) else _typed(role, a) for a in out]
 
     def estimate(
-        self, role: Prompt, variables_list: Sequence[Mapping[str, object]]
+        self, role: Prompt[Any], variables_list: Sequence[Mapping[str, object]]
     ) -> dict[str, Any]:
         """Estimate the calls and tokens a batch would cost; cached inputs cost nothing."""
         calls = cached = prompt_tokens = completion_tokens = 0
@@ -710,6 +711,13 @@ def make_client(settings: Settings, cache: LLMCache | None, **options: Any) -> L
     if not settings.llm_configured:
         return None
     return LLMClient(settings, cache, **options)
+
+
+def _typed(role: Prompt[T], output: BaseModel) -> T:
+    """The output `_run` validated against `role.schema`, as the role's type."""
+    if not isinstance(output, role.schema):  # a cached or repaired output is validated too
+        raise TypeError(f"{role.name} returned {type(output).__name__}, not {role.schema.__name__}")
+    return output
 
 
 def _reply_text(message: AIMessage) -> str:

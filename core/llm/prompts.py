@@ -3,6 +3,11 @@
 A role is a system prompt plus a `str.format` template over named variables, and the pydantic
 model its answer must validate against. Prompts are pure data: rendering one is a pure function,
 so the cache key of a call is simply the rendered text (see `core.llm.cache`).
+
+Each role is a typed constant, `Prompt[T]` with T its output schema, and `LLM.call(role, ...)`
+returns a T: callers name the constant (`GROUNDED_ANSWER`, `ask.prompts.PLAN`, ...), never a
+string. Every `Prompt` made, in whichever package, enters the one registry `PROMPTS` by its
+name, and a name taken twice is refused.
 """
 
 from __future__ import annotations
@@ -12,13 +17,18 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from string import Formatter
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
 from .schemas import ChunkKnowledge
 
 __all__ = [
+    "CHUNK_KNOWLEDGE",
+    "GROUNDED_ANSWER",
     "PROMPTS",
+    "SAME_ENTITY",
+    "SUMMARIZE_DESCRIPTION",
     "EntityDescription",
     "GroundedAnswer",
     "Prompt",
@@ -33,18 +43,31 @@ def _no_output_estimate(_: Mapping[str, object]) -> int:
     return 300
 
 
+T = TypeVar("T", bound=BaseModel)
+
+# Every role of every package, by name (each `Prompt` enters it when it is made).
+PROMPTS: dict[str, Prompt[Any]] = {}
+
+
 @dataclass(frozen=True)
-class Prompt:
+class Prompt(Generic[T]):
     """One LLM job: what the model is told, what it is given, and the shape it must answer in."""
 
     name: str
     system: str
     template: str
-    schema: type[BaseModel]
+    schema: type[T]
     fast: bool = False
     # Typical reply size in tokens for the given variables: only feeds the pre-build cost
     # estimate, so a rough figure per role is enough.
     completion_tokens: Callable[[Mapping[str, object]], int] = _no_output_estimate
+
+    def __post_init__(self) -> None:
+        # A variant of a role (`dataclasses.replace(role, fast=True)`) keeps its name and asks
+        # the same; another role under a name already taken is refused.
+        known = PROMPTS.setdefault(self.name, self)
+        if (known.template, known.schema) != (self.template, self.schema):
+            raise ValueError(f"Two prompts are named {self.name!r}; a role's name is its key.")
 
     @property
     def variables(self) -> frozenset[str]:
@@ -234,39 +257,34 @@ You maintain the entity graph of a knowledge base built from a team's documents.
 {_DATA_NOT_INSTRUCTIONS}"""
 
 
-PROMPTS: dict[str, Prompt] = {
-    role.name: role
-    for role in (
-        Prompt(
-            name="chunk_knowledge",
-            system=_CHUNK_SYSTEM,
-            template=_CHUNK_TEMPLATE,
-            schema=ChunkKnowledge,
-            completion_tokens=_chunk_completion_tokens,
-        ),
-        Prompt(
-            name="same_entity",
-            system=_MERGE_SYSTEM,
-            template=_SAME_ENTITY_TEMPLATE,
-            schema=SameEntity,
-            fast=True,
-            completion_tokens=lambda _: 30,
-        ),
-        Prompt(
-            name="summarize_description",
-            system=_MERGE_SYSTEM,
-            template=_SUMMARIZE_TEMPLATE,
-            schema=EntityDescription,
-            completion_tokens=lambda _: 150,
-        ),
-        Prompt(
-            name="grounded_answer",
-            system=_GROUNDED_SYSTEM,
-            template=_GROUNDED_TEMPLATE,
-            schema=GroundedAnswer,
-            # The real 0.5B model's answers: 11-146 tokens; a strong model's answer grouped by
-            # topic runs longer, so 300 x 3 = 900 (a runaway costs 900 tokens, not 1,200).
-            completion_tokens=lambda _: 300,
-        ),
-    )
-}
+CHUNK_KNOWLEDGE = Prompt(
+    name="chunk_knowledge",
+    system=_CHUNK_SYSTEM,
+    template=_CHUNK_TEMPLATE,
+    schema=ChunkKnowledge,
+    completion_tokens=_chunk_completion_tokens,
+)
+SAME_ENTITY = Prompt(
+    name="same_entity",
+    system=_MERGE_SYSTEM,
+    template=_SAME_ENTITY_TEMPLATE,
+    schema=SameEntity,
+    fast=True,
+    completion_tokens=lambda _: 30,
+)
+SUMMARIZE_DESCRIPTION = Prompt(
+    name="summarize_description",
+    system=_MERGE_SYSTEM,
+    template=_SUMMARIZE_TEMPLATE,
+    schema=EntityDescription,
+    completion_tokens=lambda _: 150,
+)
+GROUNDED_ANSWER = Prompt(
+    name="grounded_answer",
+    system=_GROUNDED_SYSTEM,
+    template=_GROUNDED_TEMPLATE,
+    schema=GroundedAnswer,
+    # The real 0.5B model's answers: 11-146 tokens; a strong model's answer grouped by
+    # topic runs longer, so 300 x 3 = 900 (a runaway costs 900 tokens, not 1,200).
+    completion_tokens=lambda _: 300,
+)

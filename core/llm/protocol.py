@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from ..errors import LLMError
     from .boundary import Rejections
     from .prompts import Prompt
 
 __all__ = ["LLM", "CallsCancelled", "StreamingLLM", "ToolCallingLLM"]
+
+
+T = TypeVar("T", bound=BaseModel)
 
 
 class CallsCancelled(Exception):  # noqa: N818 - a signal to the caller, not an error
@@ -31,21 +34,21 @@ class LLM(Protocol):
 
     def call(
         self,
-        role: Prompt,
+        role: Prompt[T],
         variables: Mapping[str, object],
         rejections: Rejections | None = None,
-    ) -> BaseModel:
+    ) -> T:
         """One prompt's validated output; raises LLMError (or LLMOutputError) when it fails."""
         ...
 
     def call_many(
         self,
-        role: Prompt,
+        role: Prompt[T],
         variables_list: Sequence[Mapping[str, object]],
         rejections: Rejections | None = None,
         *,
         cancel: threading.Event | None = None,
-    ) -> list[BaseModel | LLMError]:
+    ) -> list[T | LLMError]:
         """Many inputs of one prompt, in parallel; each failure comes back in its place.
 
         Once `cancel` is set it raises CallsCancelled without waiting for the requests in
@@ -54,7 +57,7 @@ class LLM(Protocol):
         ...
 
     def estimate(
-        self, role: Prompt, variables_list: Sequence[Mapping[str, object]]
+        self, role: Prompt[Any], variables_list: Sequence[Mapping[str, object]]
     ) -> dict[str, Any]:
         """The calls and tokens a batch would cost (cached inputs cost nothing)."""
         ...
@@ -75,10 +78,10 @@ class StreamingLLM(LLM, Protocol):
 
     def call_streaming(
         self,
-        role: Prompt,
+        role: Prompt[T],
         variables: Mapping[str, object],
         on_partial: Callable[[dict[str, Any]], None],
         rejections: Rejections | None = None,
-    ) -> BaseModel:
+    ) -> T:
         """`call`, handing the output's fields parsed so far to `on_partial` as they grow."""
         ...

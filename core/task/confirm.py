@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from ..errors import LLMError, ZhixingError
 from .configuration import TaskContext
 from .dataflow import rule_title
-from .prompts import TASK_PROMPTS, FindingVerdict
+from .prompts import TASK_CONFIRM, FindingVerdict
 from .state import Finding
 
 __all__ = ["Review", "review", "summary"]
@@ -55,7 +55,7 @@ def review(findings: Sequence[Finding], ctx: TaskContext) -> Review:
         return Review(list(findings))
     ctx.confirmations += len(candidates)
     variables = [_variables(findings[i], ctx) for i in candidates]
-    replies = ctx.llm.call_many(TASK_PROMPTS["confirm"], variables)
+    replies = ctx.llm.call_many(TASK_CONFIRM, variables)
     verdicts = dict(zip(candidates, replies, strict=True))
     kept: list[Finding] = []
     confirmed = rejected = 0

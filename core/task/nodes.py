@@ -22,6 +22,7 @@ from ..agents.memory import HISTORY_TURNS, resolve_followup, turn_record
 from ..audit import AuditResult
 from ..errors import LLMError
 from ..llm.boundary import tidy_list
+from ..llm.prompts import Prompt, T
 from ..text.language import is_chinese
 from ..trace import (
     AnalysisEvent,
@@ -40,7 +41,7 @@ from ..trace import (
 from . import confirm, dataflow, offline, planning, turns
 from .audit_rules import sections_of, topic_for
 from .configuration import TaskContext
-from .prompts import TASK_PROMPTS, RevisedPlan, TaskPlan
+from .prompts import TASK_PLAN, TASK_REPLAN, RevisedPlan, TaskPlan
 from .report import no_workspace_warning, render_report
 from .state import (
     Finding,
@@ -68,16 +69,18 @@ def _emit(runtime: Runtime[TaskContext], event: TraceEvent) -> None:
     runtime.stream_writer(event)
 
 
-def _call(runtime: Runtime[TaskContext], role: str, variables: Mapping[str, object]) -> Any:
+def _call(
+    runtime: Runtime[TaskContext], role: Prompt[T], variables: Mapping[str, object]
+) -> T | None:
     """One structured LLM call, or None offline or when it failed (logged, and the step falls
     back to its heuristic)."""
     llm = runtime.context.llm
     if llm is None:
         return None
     try:
-        return llm.call(TASK_PROMPTS[role], variables)
+        return llm.call(role, variables)
     except LLMError as exc:
-        log.warning("The task %s step falls back to the offline heuristic: %s", role, exc)
+        log.warning("The task %s step falls back to the offline heuristic: %s", role.name, exc)
         return None
 
 
@@ -194,7 +197,7 @@ def plan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     ctx = runtime.context
     result: TaskPlan | None = _call(
         runtime,
-        "plan",
+        TASK_PLAN,
         {
             "task": state["task"],
             "knowledge_bases": ", ".join(ctx.knowledge_bases) or "(all)",
@@ -221,7 +224,7 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     if refs:
         result = _call(
             runtime,
-            "replan",
+            TASK_REPLAN,
             {
                 "task": state["task"],
                 "plan": "\n".join(f"- {s}" for s in state.get("plan_before", [])),

@@ -14,7 +14,10 @@ from ..llm.prompts import Prompt
 
 __all__ = [
     "EXECUTOR_SYSTEM",
-    "TASK_PROMPTS",
+    "TASK_CONFIRM",
+    "TASK_PLAN",
+    "TASK_REPLAN",
+    "TASK_TURN",
     "FindingVerdict",
     "PlannedSubtask",
     "RevisedPlan",
@@ -114,80 +117,78 @@ class ToolTurn(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
 
-TASK_PROMPTS: dict[str, Prompt] = {
-    "plan": Prompt(
-        name="task_plan",
-        system=(
-            "You plan tasks for an agent that can search knowledge bases and read a code"
-            f" workspace (list files, read files, grep). {_DATA_RULE}"
-        ),
-        template=(
-            "Task: {task}\nKnowledge bases: {knowledge_bases}\n"
-            "What a first search of the knowledge found:\n<knowledge>\n{research}\n</knowledge>\n"
-            "Workspace files:\n<files>\n{files}\n</files>\n\nWrite the first plan."
-        ),
-        schema=TaskPlan,
-        fast=True,
+TASK_PLAN = Prompt(
+    name="task_plan",
+    system=(
+        "You plan tasks for an agent that can search knowledge bases and read a code"
+        f" workspace (list files, read files, grep). {_DATA_RULE}"
     ),
-    "replan": Prompt(
-        name="task_replan",
-        system=(
-            "You revise a plan into concrete subtasks grounded in the knowledge: each subtask"
-            " checks one clause or section (for a code audit: SQL injection, XSS,"
-            " deserialization, log safety, secrets, path traversal, … as the knowledge defines"
-            f" them) and cites the excerpts [n] that define it. {_DATA_RULE}"
-        ),
-        template=(
-            "Task: {task}\nFirst plan:\n{plan}\n\nKnowledge excerpts:\n<knowledge>\n{knowledge}\n"
-            "</knowledge>\nWorkspace files:\n<files>\n{files}\n</files>\n\n"
-            "Revise the plan into at most {max_subtasks} subtasks."
-        ),
-        schema=RevisedPlan,
+    template=(
+        "Task: {task}\nKnowledge bases: {knowledge_bases}\n"
+        "What a first search of the knowledge found:\n<knowledge>\n{research}\n</knowledge>\n"
+        "Workspace files:\n<files>\n{files}\n</files>\n\nWrite the first plan."
     ),
-    "confirm": Prompt(
-        name="task_confirm",
-        system=(
-            "You review one candidate finding of a static security analysis of Java code,"
-            " against the clause it is reported under. From the code shown, decide whether the"
-            " weakness is real: 'confirmed' when untrusted data (or the weak algorithm) really"
-            " reaches the sink as the trace says; 'rejected' when the code is safe (the value is"
-            " constant or overwritten, sanitised, bound as a parameter, or never reaches the"
-            f" sink); 'unsure' when the code shown is not enough. {_DATA_RULE}"
-        ),
-        template=(
-            "Clause or rule:\n<knowledge>\n{clause}\n</knowledge>\n"
-            "Candidate: {title} (CWE-{cwe}, rule {rule}) at {file}:{line}\n"
-            "Data flow: {trace}\nCode (numbered lines):\n<files>\n{code}\n</files>\n\n"
-            "Give the verdict and one sentence of reason."
-        ),
-        schema=FindingVerdict,
-        fast=True,
+    schema=TaskPlan,
+    fast=True,
+)
+TASK_REPLAN = Prompt(
+    name="task_replan",
+    system=(
+        "You revise a plan into concrete subtasks grounded in the knowledge: each subtask"
+        " checks one clause or section (for a code audit: SQL injection, XSS,"
+        " deserialization, log safety, secrets, path traversal, … as the knowledge defines"
+        f" them) and cites the excerpts [n] that define it. {_DATA_RULE}"
     ),
-    "turn": Prompt(
-        name="task_turn",
-        system=(
-            "You carry out one subtask of a task step by step. Each reply chooses one tool and"
-            " fills only the fields that tool needs: grep (pattern, glob) finds lines in the"
-            " workspace; read_file (path, start, end) reads numbered lines of a file; list_files"
-            " (glob); search_knowledge (query); record_finding (path, line, title, severity)"
-            " records a problem you saw in the code, citing its file and line; done when"
-            " finished, with what you found in thought. Look at the code before you record or"
-            f" finish. {_DATA_RULE}"
-        ),
-        template=(
-            "Task: {task}\nSubtask: {subtask}\nGoal: {goal}\n"
-            "Knowledge:\n<knowledge>\n{knowledge}\n</knowledge>\n"
-            "Grep patterns worth trying:\n{patterns}\n"
-            "Workspace files:\n<files>\n{files}\n</files>\n"
-            "Tools you may use now: {tools}\n\nSteps so far:\n{steps}\n\n"
-            "{left} step(s) left. Choose the next step."
-        ),
-        schema=ToolTurn,
-        # Qwen2.5-Coder-0.5B under the grammar wrote 150-225 tokens a turn (every field, a
-        # thought that runs long); the limit sent is three times this (core.llm.client).
-        completion_tokens=lambda _: 160,
+    template=(
+        "Task: {task}\nFirst plan:\n{plan}\n\nKnowledge excerpts:\n<knowledge>\n{knowledge}\n"
+        "</knowledge>\nWorkspace files:\n<files>\n{files}\n</files>\n\n"
+        "Revise the plan into at most {max_subtasks} subtasks."
     ),
-}
+    schema=RevisedPlan,
+)
+TASK_CONFIRM = Prompt(
+    name="task_confirm",
+    system=(
+        "You review one candidate finding of a static security analysis of Java code,"
+        " against the clause it is reported under. From the code shown, decide whether the"
+        " weakness is real: 'confirmed' when untrusted data (or the weak algorithm) really"
+        " reaches the sink as the trace says; 'rejected' when the code is safe (the value is"
+        " constant or overwritten, sanitised, bound as a parameter, or never reaches the"
+        f" sink); 'unsure' when the code shown is not enough. {_DATA_RULE}"
+    ),
+    template=(
+        "Clause or rule:\n<knowledge>\n{clause}\n</knowledge>\n"
+        "Candidate: {title} (CWE-{cwe}, rule {rule}) at {file}:{line}\n"
+        "Data flow: {trace}\nCode (numbered lines):\n<files>\n{code}\n</files>\n\n"
+        "Give the verdict and one sentence of reason."
+    ),
+    schema=FindingVerdict,
+    fast=True,
+)
+TASK_TURN = Prompt(
+    name="task_turn",
+    system=(
+        "You carry out one subtask of a task step by step. Each reply chooses one tool and"
+        " fills only the fields that tool needs: grep (pattern, glob) finds lines in the"
+        " workspace; read_file (path, start, end) reads numbered lines of a file; list_files"
+        " (glob); search_knowledge (query); record_finding (path, line, title, severity)"
+        " records a problem you saw in the code, citing its file and line; done when"
+        " finished, with what you found in thought. Look at the code before you record or"
+        f" finish. {_DATA_RULE}"
+    ),
+    template=(
+        "Task: {task}\nSubtask: {subtask}\nGoal: {goal}\n"
+        "Knowledge:\n<knowledge>\n{knowledge}\n</knowledge>\n"
+        "Grep patterns worth trying:\n{patterns}\n"
+        "Workspace files:\n<files>\n{files}\n</files>\n"
+        "Tools you may use now: {tools}\n\nSteps so far:\n{steps}\n\n"
+        "{left} step(s) left. Choose the next step."
+    ),
+    schema=ToolTurn,
+    # Qwen2.5-Coder-0.5B under the grammar wrote 150-225 tokens a turn (every field, a
+    # thought that runs long); the limit sent is three times this (core.llm.client).
+    completion_tokens=lambda _: 160,
+)
 
 EXECUTOR_SYSTEM = (
     "You carry out one subtask of a task with tools: search_knowledge (the attached knowledge"

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import LLMError, LLMOutputError
 from . import dataflow, offline
 from .configuration import TaskContext
-from .prompts import TASK_PROMPTS, ToolTurn
+from .prompts import TASK_TURN, ToolTurn
 from .state import Finding, Subtask
 from .toolcalling import execute_with_tools, record
 from .tools import ToolBox, ToolRefused
@@ -126,7 +126,7 @@ def execute_structured(
     for left in range(turns, 0, -1):
         variables = _variables(task, subtask, box, files, steps, left)
         try:
-            turn = llm.call(TASK_PROMPTS["turn"], variables)
+            turn = llm.call(TASK_TURN, variables)
             if not isinstance(turn, ToolTurn):
                 raise LLMOutputError("The model's turn was not a ToolTurn.")
         except LLMOutputError:
