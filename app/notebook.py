@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from ..core.errors import ZhixingError
-from ..core.models import NotebookCell
+from ..core.models import CellMode, NotebookCell
 from ..core.service import STRATEGIES, KnowledgeService
 from .rounds import RoundsView, render_answer, render_hits
 from .strings import recall as T
@@ -162,7 +162,7 @@ def _header(service: KnowledgeService, cell: NotebookCell, n: int) -> None:
 
 def _meta(cell: NotebookCell) -> str:
     parts = [T.MODES[str(cell.mode)]]
-    if cell.mode != "agentic":
+    if cell.mode != CellMode.AGENTIC:
         parts.append(", ".join(cell.strategies) or T.DEFAULT_STRATEGIES)
     parts.append(f"top {cell.top_k}")
     result = cell.result or {}
@@ -209,7 +209,7 @@ def _run(service: KnowledgeService, cell: NotebookCell) -> NotebookCell:
     model, the answer shows as it is written, until the finished one replaces it."""
     view = RoundsView(parent=st.container())
     try:
-        if cell.mode == "agentic":
+        if cell.mode == CellMode.AGENTIC:
             return service.run_cell(cell.id, on_event=view)
         with st.spinner(T.SEARCHING):
             return service.run_cell(cell.id, on_event=view)

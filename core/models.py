@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .choices import BuildMode, CellMode
+from .choices import BuildMode, CellMode, DocumentState
 
 __all__ = [
     "BackupSummary",
@@ -78,7 +78,7 @@ class Chunk:
 class KnowledgeBase:
     id: int
     name: str
-    mode: str
+    mode: BuildMode
     tags: tuple[str, ...] = ()
     description: str = ""
     embedding: str = "builtin"
@@ -98,7 +98,7 @@ class StoredDocument:
     title: str
     pages: int
     chunks: int
-    status: str  # a DocumentState: chunked | indexed | failed | removing
+    status: DocumentState
     error: str = ""
 
 

@@ -39,7 +39,7 @@ from .build import (
 )
 from .build.background import BuildJobs, JobView, LogLine
 from .build.estimate import BuildEstimate
-from .choices import GraphFormat
+from .choices import BuildMode, DocumentState, GraphFormat
 from .config import Settings
 from .embed import Embedder, make_embedder
 from .errors import AccessError, BuildBusyError, NotFoundError, StoreError, ZhixingError
@@ -355,7 +355,9 @@ class KnowledgeService(AccessControl, NotebookMixin):
         """List refused uploads as failed documents; an indexed version of one stays as it is."""
         for item in refused:
             known = self._catalog.find_document(kb.id, item.source)
-            if item.source in staged or (known is not None and known.status == "indexed"):
+            if item.source in staged or (
+                known is not None and known.status == DocumentState.INDEXED
+            ):
                 continue
             self._catalog.record_failure(
                 kb.id, source=item.source, sha256=item.sha256, kind="", error=item.error
@@ -434,7 +436,8 @@ class KnowledgeService(AccessControl, NotebookMixin):
     def estimate_new(self, mode: str, paths: Sequence[Path]) -> BuildEstimate | None:
         """The LLM and embedding cost of building paths into a knowledge base not created yet."""
         self.actor.require("build", "add documents")
-        return self._pipeline.estimate(KnowledgeBase(id=-1, name="new", mode=mode), paths)
+        kb = KnowledgeBase(id=-1, name="new", mode=BuildMode.parse(mode))
+        return self._pipeline.estimate(kb, paths)
 
     def when_builds_idle(self, callback: Callable[[], None]) -> bool:
         """Run `callback` once no build runs (now, or when the last one ends)."""

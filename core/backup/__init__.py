@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..build import embedding_text
+from ..choices import DocumentState
 from ..embed import Embedder
 from ..errors import ParseError
 from ..models import BackupSummary, Chunk, KnowledgeBase
@@ -141,7 +142,7 @@ def import_kb(stores: Stores, archive: Archive, name: str, path: Path) -> Backup
         written = _write_vectors(stores, archive, kb.id, ids, reuse)
         docs = archive.tables["documents"]
         stores.catalog.mark_indexed(
-            ids["documents"][int(d["id"])] for d in docs if d["status"] == "indexed"
+            ids["documents"][int(d["id"])] for d in docs if d["status"] == DocumentState.INDEXED
         )
     except BaseException:
         with contextlib.suppress(Exception):  # the catalog, the source of truth, goes below

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..choices import BuildMode
 from ..embed import Embedder
 from ..errors import LLMError, LLMOutputError
 from ..extract import offline_knowledge
@@ -112,7 +113,7 @@ class Enricher:
         """
         result = EnrichResult()
         start = time.perf_counter()
-        beside = self.llm is not None and self.kb.mode == "graph"
+        beside = self.llm is not None and self.kb.mode == BuildMode.GRAPH
         # The heuristics (a few ms a chunk) run while the model's requests wait on the server.
         with ThreadPoolExecutor(max_workers=1) as pool:
             heuristics = pool.submit(self._offline_all, items) if beside else None
@@ -145,7 +146,7 @@ class Enricher:
                 continue
             self._store_questions(item, model, result)
             extracted.append((item, model))
-        if self.kb.mode == "graph" and extracted:
+        if self.kb.mode == BuildMode.GRAPH and extracted:
             self._store_graph(extracted, result)
         if result.entities:
             result.entities = self.graph.entity_text(sorted(result.entities))
@@ -166,7 +167,7 @@ class Enricher:
             # Offline, an index-mode chunk is indexed by its text alone: the heuristic
             # questions made retrieval worse on every set measured (issue 15), so they are
             # neither written nor searched, and the graph mode keeps only its entities.
-            if self.kb.mode == "index":
+            if self.kb.mode == BuildMode.INDEX:
                 return [ChunkKnowledge() for _ in items]
             return [self._offline(i) for i in items]
         from ..llm import chunk_knowledge_variables

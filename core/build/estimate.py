@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..choices import BuildMode
 from ..errors import ParseError
 from ..ingest import chunk_document
 from ..models import KnowledgeBase
@@ -189,7 +190,7 @@ def estimate_add(
     estimate = llm.estimate(CHUNK_KNOWLEDGE, variables)
     by_role = {"chunk_knowledge": estimate["calls"], **dict.fromkeys(EXTRA_ROLES, 0)}
     basis = "none"
-    if kb.mode == "graph" and estimate["calls"]:
+    if kb.mode == BuildMode.GRAPH and estimate["calls"]:
         # Cached extractions repeat a build already made: its merges and summaries are cached too.
         predicted, basis = predict_graph_calls(pipeline.graph, kb.id, estimate["calls"])
         for role, count in predicted.items():

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..choices import JobState
+from ..choices import BuildMode, DocumentState, JobState
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import (
@@ -381,7 +381,7 @@ class _Run:
 
     def _build_unit(self, unit: Unit, states: dict[str, tuple[int, str, str]]) -> None:
         previous = states.get(unit.source)
-        if previous and previous[1] == unit.sha256 and previous[2] == "indexed":
+        if previous and previous[1] == unit.sha256 and previous[2] == DocumentState.INDEXED:
             self.report.skipped.append(unit.source)
             return
         started = time.perf_counter()
@@ -416,7 +416,7 @@ class _Run:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
             self._wait()
             self._remove([previous[0]])
-            if previous[2] == "indexed":
+            if previous[2] == DocumentState.INDEXED:
                 self.report.replaced.append(unit.source)
         doc_id, chunk_ids = self.p.catalog.add_document(
             self.kb.id,
@@ -445,7 +445,7 @@ class _Run:
 
     def _fail(self, unit: Unit, error: str, previous: tuple[int, str, str] | None) -> None:
         self.report.failed.append(ItemFailure(unit.source, error))
-        if previous and previous[2] == "indexed":
+        if previous and previous[2] == DocumentState.INDEXED:
             return  # keep the version that was already there
         if previous:
             self._remove([previous[0]])
@@ -492,8 +492,8 @@ class _Run:
             if self.p.llm is not None
             else "built-in heuristics"
         )
-        if self.kb.mode == "graph" or self.p.llm is not None:
-            stage = "entity graph" if self.kb.mode == "graph" else "question index"
+        if self.kb.mode == BuildMode.GRAPH or self.p.llm is not None:
+            stage = "entity graph" if self.kb.mode == BuildMode.GRAPH else "question index"
             self._event(stage, f"{len(batch)} chunks ({how})", steps=len(batch), force=True)
         items = [item for _, _, _, item in batch]
         started = time.perf_counter()

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..choices import BuildMode
 from ..llm.schemas import (
     ChunkKnowledge,
     ExtractedEntity,
@@ -79,7 +80,7 @@ def offline_knowledge(
         )
         for d in drafts
     ]
-    if mode == "index":
+    if mode == BuildMode.INDEX:
         return ChunkKnowledge(questions=questions)
     entities, relations = _graph(segments, tops, found, tally, ranked)
     return ChunkKnowledge(questions=questions, entities=entities, relations=relations)

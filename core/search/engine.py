@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ..choices import Strategy
+from ..choices import DocumentState, Strategy
 from ..embed import Embedder, embed_queries
 from ..errors import ZhixingError
 from ..models import Hit, KnowledgeBase
@@ -164,7 +164,7 @@ class SearchEngine:
             [
                 _hit(rows[f.item], f.score, f.ranks)
                 for f in hits
-                if f.item in rows and rows[f.item]["status"] == "indexed"
+                if f.item in rows and rows[f.item]["status"] == DocumentState.INDEXED
             ]
             for hits in fused
         ]

@@ -22,7 +22,7 @@ from typing import Any
 
 import sqlite_utils
 
-from ..choices import BuildMode
+from ..choices import BuildMode, DocumentState
 from ..errors import NotFoundError, StoreError, ZhixingError
 from ..home import private_file
 from ..models import Chunk, KnowledgeBase, StoredDocument
@@ -305,13 +305,13 @@ class Catalog(JobsMixin, KbRowsMixin):
         rows = self._rows(
             f"SELECT {_DOC_COLUMNS} FROM documents WHERE kb_id = ? AND source = ?", (kb_id, source)
         )
-        return StoredDocument(**rows[0]) if rows else None
+        return _document(rows[0]) if rows else None
 
     def list_documents(self, kb_id: int) -> list[StoredDocument]:
         rows = self._rows(
             f"SELECT {_DOC_COLUMNS} FROM documents WHERE kb_id = ? ORDER BY source", (kb_id,)
         )
-        return [StoredDocument(**r) for r in rows]
+        return [_document(r) for r in rows]
 
     def document_states(self, kb_id: int) -> dict[str, tuple[int, str, str]]:
         """Map each source of a knowledge base to (id, sha256, status), for a fast skip check."""
@@ -511,11 +511,15 @@ def _write_error(path: Path, exc: sqlite3.OperationalError) -> StoreError:
     return StoreError(f"The catalog at {path} refused a write: {text}.")
 
 
+def _document(row: dict[str, Any]) -> StoredDocument:
+    return StoredDocument(**{**row, "status": DocumentState(row["status"])})
+
+
 def _kb(row: dict[str, Any]) -> KnowledgeBase:
     return KnowledgeBase(
         id=row["id"],
         name=row["name"],
-        mode=row["build_mode"],
+        mode=BuildMode(row["build_mode"]),
         tags=tuple(json.loads(row["tags"])),
         description=row["description"],
         embedding=row["embedding"],

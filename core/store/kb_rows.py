@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ..choices import DocumentState
 from ..errors import ParseError, StoreError
 from ..models import KnowledgeBase
 
@@ -122,7 +123,7 @@ class KbRowsMixin:
         for number, row in enumerate(rows, 1):
             try:
                 values = [_remap(ids, c, row[c]) for c in own] + ([kb_id] if kb_col else [])
-                if table == "documents" and row["status"] == "indexed":
+                if table == "documents" and row["status"] == DocumentState.INDEXED:
                     values[own.index("status")] = "chunked"  # `indexed` once its vectors are in
                 new_id = self.db.execute(sql, values).lastrowid
                 if "id" in cols:
