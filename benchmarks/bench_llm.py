@@ -110,6 +110,7 @@ def ask_one(svc: KnowledgeService, row: dict, server: RealServer | None) -> dict
         "id": row["id"],
         "answer": text[:400],
         "method": answer.get("method", ""),
+        "note": answer.get("note", ""),  # why a model's path gave the hits' sentences
         "contains": any(contains(text, g) for g in golds),
         "own_words": any(contains(own, g) for g in golds),
         "EM": max(norm(text) == norm(g) for g in golds),
