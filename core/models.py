@@ -89,6 +89,19 @@ class KnowledgeBase:
 
 
 @dataclass(frozen=True)
+class KnownDocument:
+    """What a build needs to know of a document it may skip: its row, its content hash, its state."""
+
+    id: int
+    sha256: str
+    status: DocumentState
+
+    def unchanged(self, sha256: str) -> bool:
+        """Indexed already with this content: nothing to build."""
+        return self.sha256 == sha256 and self.status == DocumentState.INDEXED
+
+
+@dataclass(frozen=True)
 class StoredDocument:
     id: int
     kb_id: int

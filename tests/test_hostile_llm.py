@@ -121,7 +121,7 @@ def test_any_extraction_reply_leaves_the_document_indexed_and_the_graph_well_for
     assert report.ok and len(report.added) == 1 and report.chunks > 0, report.to_json()
     kb = svc.kb("kb")
     state = svc._catalog.document_states(kb.id)
-    assert any(s[2] == "indexed" for source, s in state.items() if source.endswith(doc.name))
+    assert any(s.status == "indexed" for source, s in state.items() if source.endswith(doc.name))
     assert report.degraded == sum(report.fallbacks.values())
     _graph_is_well_formed(svc)
 

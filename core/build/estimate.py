@@ -150,7 +150,7 @@ def estimate_add(
         if isinstance(unit, ItemFailure):
             continue
         previous = states.get(unit.source)
-        if previous and previous[1:] == (unit.sha256, "indexed"):
+        if previous and previous.unchanged(unit.sha256):
             continue
         try:
             doc = unit.load()

@@ -39,7 +39,7 @@ from ..errors import (
 from ..ingest import chunk_document
 from ..ingest.pdf import ParseCancelled, cancelling
 from ..llm.protocol import LLM
-from ..models import Chunk, KnowledgeBase, ParsedDocument
+from ..models import Chunk, KnowledgeBase, KnownDocument, ParsedDocument
 from ..store import Catalog, VectorRecord, VectorStore
 from ..store.analysis import bm25_text
 from ..store.graph import GraphStore
@@ -379,9 +379,9 @@ class _Run:
             self.p.catalog.set_job_status(self.job, JobState.RUNNING)
         self._event("resumed", "the LLM endpoint answers again; the build goes on", force=True)
 
-    def _build_unit(self, unit: Unit, states: dict[str, tuple[int, str, str]]) -> None:
+    def _build_unit(self, unit: Unit, states: dict[str, KnownDocument]) -> None:
         previous = states.get(unit.source)
-        if previous and previous[1] == unit.sha256 and previous[2] == DocumentState.INDEXED:
+        if previous and previous.unchanged(unit.sha256):
             self.report.skipped.append(unit.source)
             return
         started = time.perf_counter()
@@ -415,8 +415,8 @@ class _Run:
         if previous:
             # The new version parsed; only now is the old one (or a half-built one) cleared.
             self._wait()
-            self._remove([previous[0]])
-            if previous[2] == DocumentState.INDEXED:
+            self._remove([previous.id])
+            if previous.status == DocumentState.INDEXED:
                 self.report.replaced.append(unit.source)
         doc_id, chunk_ids = self.p.catalog.add_document(
             self.kb.id,
@@ -427,7 +427,7 @@ class _Run:
             pages=doc.page_count,
             chunks=chunks,
         )
-        states[unit.source] = (doc_id, unit.sha256, "chunked")
+        states[unit.source] = KnownDocument(doc_id, unit.sha256, DocumentState.CHUNKED)
         self.unfinished[doc_id] = (len(chunks), unit.source)
         self._queue(doc, doc_id, chunk_ids, chunks)
         self.report.added.append(unit.source)
@@ -443,12 +443,12 @@ class _Run:
             flush=False,
         )
 
-    def _fail(self, unit: Unit, error: str, previous: tuple[int, str, str] | None) -> None:
+    def _fail(self, unit: Unit, error: str, previous: KnownDocument | None) -> None:
         self.report.failed.append(ItemFailure(unit.source, error))
-        if previous and previous[2] == DocumentState.INDEXED:
+        if previous and previous.status == DocumentState.INDEXED:
             return  # keep the version that was already there
         if previous:
-            self._remove([previous[0]])
+            self._remove([previous.id])
         self.p.catalog.record_failure(
             self.kb.id, source=unit.source, sha256=unit.sha256, kind=unit.kind, error=error
         )

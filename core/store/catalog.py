@@ -25,7 +25,7 @@ import sqlite_utils
 from ..choices import BuildMode, DocumentState
 from ..errors import NotFoundError, StoreError, ZhixingError
 from ..home import private_file
-from ..models import Chunk, KnowledgeBase, StoredDocument
+from ..models import Chunk, KnowledgeBase, KnownDocument, StoredDocument
 from .analysis import ANALYSIS_VERSION
 from .job_table import JobsMixin
 from .kb_rows import KbRowsMixin
@@ -313,12 +313,15 @@ class Catalog(JobsMixin, KbRowsMixin):
         )
         return [_document(r) for r in rows]
 
-    def document_states(self, kb_id: int) -> dict[str, tuple[int, str, str]]:
-        """Map each source of a knowledge base to (id, sha256, status), for a fast skip check."""
+    def document_states(self, kb_id: int) -> dict[str, KnownDocument]:
+        """Map each source of a knowledge base to its row, hash and state (a fast skip check)."""
         rows = self._rows(
             "SELECT id, source, sha256, status FROM documents WHERE kb_id = ?", (kb_id,)
         )
-        return {r["source"]: (r["id"], r["sha256"], r["status"]) for r in rows}
+        return {
+            r["source"]: KnownDocument(r["id"], r["sha256"], DocumentState(r["status"]))
+            for r in rows
+        }
 
     def add_document(
         self,
