@@ -165,12 +165,12 @@ def _meta(cell: NotebookCell) -> str:
     if cell.mode != CellMode.AGENTIC:
         parts.append(", ".join(cell.strategies) or T.DEFAULT_STRATEGIES)
     parts.append(f"top {cell.top_k}")
-    result = cell.result or {}
-    if result.get("imported"):
+    result = cell.result
+    if result is not None and result.imported:
         parts.append(T.IMPORTED)
-    elif "ran_at" in result:
-        when = time.strftime("%m-%d %H:%M", time.localtime(result["ran_at"]))
-        parts.append(T.RAN_AT.format(when=when, seconds=result.get("seconds", 0)))
+    elif result is not None and result.ran_at:
+        when = time.strftime("%m-%d %H:%M", time.localtime(result.ran_at))
+        parts.append(T.RAN_AT.format(when=when, seconds=result.seconds))
     return " · ".join(parts)
 
 
@@ -230,14 +230,14 @@ def _result(cell: NotebookCell, *, replay: bool) -> None:
         st.caption(T.NOT_RUN)
         return
     hits = cell.hits
-    events = result.get("events")
+    events = result.events
     if events and replay:
         RoundsView(live=False).replay(events)
-    answer = result.get("answer")
+    answer = result.answer
     if answer is not None:
         render_answer(answer, hits=hits)
         if not answer.get("found") and hits:
             st.caption(T.NOT_FOUND_WITH_HITS)
-    if result.get("imported"):
+    if result.imported:
         return
     render_hits(hits, T.HITS_HEADER if events is None else T.EVIDENCE_HEADER)

@@ -319,12 +319,52 @@ class BackupSummary:
 
 
 @dataclass(frozen=True)
+class CellResult:
+    """What a notebook cell's last run found: its hits, its answer (`Answer.to_json()`; None for a
+    search cell), the agentic trace (None unless agentic), when it ran and for how long, and
+    the knowledge bases it searched (None in a result kept before runs named them). An
+    imported cell's result holds only its answer, `imported` True."""
+
+    hits: tuple[Hit, ...] = ()
+    answer: dict[str, Any] | None = None
+    events: tuple[dict[str, Any], ...] | None = None
+    ran_at: float = 0.0
+    seconds: float = 0.0
+    kbs: tuple[str, ...] | None = None
+    imported: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape the notebook store keeps (and kept before this class: `from_json` reads it)."""
+        if self.imported:
+            return {"answer": self.answer, "imported": True}
+        return {
+            "hits": [h.to_json() for h in self.hits],
+            "answer": self.answer,
+            "events": None if self.events is None else list(self.events),
+            "ran_at": self.ran_at,
+            "seconds": self.seconds,
+            "kbs": None if self.kbs is None else list(self.kbs),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CellResult:
+        events, kbs = data.get("events"), data.get("kbs")
+        return cls(
+            hits=tuple(Hit.from_json(h) for h in data.get("hits") or () if isinstance(h, dict)),
+            answer=data.get("answer"),
+            events=None if events is None else tuple(events),
+            ran_at=float(data.get("ran_at") or 0.0),
+            seconds=float(data.get("seconds") or 0.0),
+            kbs=tuple(str(n) for n in kbs) if isinstance(kbs, list) else None,
+            imported=bool(data.get("imported")),
+        )
+
+
+@dataclass(frozen=True)
 class NotebookCell:
     """One question of a notebook: how to run it, and what its last run found.
 
-    `result` is None until the cell runs; then {"hits": [Hit.to_json()], "answer":
-    Answer.to_json() or None (a search cell), "events": the agentic trace or None, "ran_at",
-    "seconds"}; an imported cell's result holds only its answer and `"imported": True`.
+    `result` is None until the cell runs, then a `CellResult`.
     `error` is the sentence its last run failed with ("" when it did not). `withheld`: the
     last run consulted a knowledge base the reader may no longer see, so the service shows
     neither its result nor its error (the page says so; running it again searches what they
@@ -339,14 +379,14 @@ class NotebookCell:
     strategies: tuple[str, ...] = ()  # () = the service's default strategies
     top_k: int = 10
     collapsed: bool = False
-    result: dict[str, Any] | None = None
+    result: CellResult | None = None
     error: str = ""
     updated_at: float = 0.0
     withheld: bool = False
 
     @property
     def hits(self) -> list[Hit]:
-        return [Hit.from_json(h) for h in (self.result or {}).get("hits", [])]
+        return list(self.result.hits) if self.result is not None else []
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def to_markdown(notebook: Notebook, *, title: str) -> str:
     scope = ", ".join(f"@{name}" for name in notebook.kbs) or "@all"
     lines = [f"# {title} — {scope}", f"<!-- {_FORMAT} -->", ""]
     for cell in notebook.cells:
-        answer = (cell.result or {}).get("answer")
+        answer = cell.result.answer if cell.result is not None else None
         meta: dict[str, Any] = {"mode": str(cell.mode), "top_k": cell.top_k}
         if cell.strategies:
             meta["strategies"] = list(cell.strategies)
@@ -61,7 +61,7 @@ def to_markdown(notebook: Notebook, *, title: str) -> str:
             if answer.get("citations"):
                 lines += [_SOURCES, *(_source_line(c) for c in answer["citations"]), ""]
         elif cell.result is not None:
-            lines += [f"*{len(cell.result.get('hits', []))} hits*", ""]
+            lines += [f"*{len(cell.result.hits)} hits*", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

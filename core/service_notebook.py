@@ -24,7 +24,7 @@ from .answer import Answer
 from .auth import User
 from .choices import CellMode, Strategy
 from .errors import ZhixingError
-from .models import Hit, KnowledgeBase, Notebook, NotebookCell
+from .models import CellResult, Hit, KnowledgeBase, Notebook, NotebookCell
 from .notebook import parse_notebook, to_markdown
 from .store.notebooks import NotebookStore
 from .trace import AnswerTextEvent, AskSink
@@ -145,7 +145,9 @@ class NotebookMixin:
             result = self._run(cell, names, on_event)
         except ZhixingError as exc:  # the earlier result stays, withheld if it must be
             return self._checked_cell(store.update_cell(cell_id, owner, error=str(exc)))
-        result.update(ran_at=started, seconds=round(time.time() - started, 3))
+        result = dataclasses.replace(
+            result, ran_at=started, seconds=round(time.time() - started, 3)
+        )
         ran = store.update_cell(cell_id, owner, result=result, error="", collapsed=False)
         return self._checked_cell(ran)
 
@@ -165,18 +167,18 @@ class NotebookMixin:
 
     def _run(
         self, cell: NotebookCell, names: list[str] | None, on_event: AskSink | None
-    ) -> dict[str, Any]:
+    ) -> CellResult:
         # The names searched are kept with the result: the cell is withheld from its owner once
         # any of them is no longer theirs to see (`_shown`).
         searched = [kb.name for kb in self.scope(names)]
         if cell.mode == CellMode.AGENTIC:
             outcome = self.ask(cell.question, searched, top_k=cell.top_k, on_event=on_event)
-            return {
-                "hits": [h.to_json() for h in outcome.evidence],
-                "answer": outcome.answer.to_json(),
-                "events": list(outcome.events),
-                "kbs": searched,
-            }
+            return CellResult(
+                hits=tuple(outcome.evidence),
+                answer=outcome.answer.to_json(),
+                events=tuple(dict(e) for e in outcome.events),
+                kbs=tuple(searched),
+            )
         strategies = list(cell.strategies) or None
         hits = self.search(cell.question, searched, top_k=cell.top_k, strategies=strategies)
         answer = None
@@ -188,12 +190,7 @@ class NotebookMixin:
                     sink(AnswerTextEvent(node="answer_text", round=1, text=text))
 
             answer = self.summarize(cell.question, hits, on_text=show).to_json()
-        return {
-            "hits": [h.to_json() for h in hits],
-            "answer": answer,
-            "events": None,
-            "kbs": searched,
-        }
+        return CellResult(hits=tuple(hits), answer=answer, kbs=tuple(searched))
 
     def export_notebook(self, notebook_id: str) -> str:
         """The notebook as Markdown (core/notebook.py), ready to save or share."""
@@ -211,7 +208,9 @@ class NotebookMixin:
                 settings = _checked(draft.question, draft.mode, draft.strategies, draft.top_k)
             except ZhixingError:  # a strategy this version does not know: use the default
                 settings = _checked(draft.question, draft.mode, (), draft.top_k)
-            result = None if draft.answer is None else {"answer": draft.answer, "imported": True}
+            result = (
+                None if draft.answer is None else CellResult(answer=draft.answer, imported=True)
+            )
             cells.append((settings, result))
         for settings, result in cells:
             store.add_cell(notebook_id, owner, **settings, result=result)
@@ -221,13 +220,12 @@ class NotebookMixin:
 def _consulted(cell: NotebookCell, notebook_kbs: Sequence[str]) -> set[str]:
     """The knowledge bases a cell's last run searched: as the run kept them, or, for a result
     kept before runs named them, its notebook's and those its hits came from."""
-    result = cell.result or {}
-    if result.get("imported"):  # an answer read from a file the user gave: no search behind it
+    result = cell.result
+    if result is None or result.imported:  # an answer from a file the user gave: no search
         return set()
-    if isinstance(result.get("kbs"), list):
-        return {str(n) for n in result["kbs"]}
-    hits = result.get("hits") or []
-    return set(notebook_kbs) | {str(h.get("kb")) for h in hits if isinstance(h, dict)}
+    if result.kbs is not None:
+        return set(result.kbs)
+    return set(notebook_kbs) | {h.kb for h in result.hits}
 
 
 def _shown(

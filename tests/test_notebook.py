@@ -6,6 +6,7 @@ Real Milvus Lite and SQLite in temp dirs, the built-in embedder, no LLM.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,10 @@ def test_cells_run_by_their_mode_and_persist_across_a_restart(home, embedder) ->
         agentic = svc.add_cell(book.id, "What does level 3 sign-in need?", mode="agentic")
         assert search.result is None  # added, not run
         ran = [svc.run_cell(c.id) for c in (search, answer, agentic)]
-        assert ran[0].hits and ran[0].result is not None and ran[0].result["answer"] is None
-        assert "12 characters" in ran[1].result["answer"]["answer"]
-        assert [e["node"] for e in ran[2].result["events"]][0] == "plan"
-        assert "hardware key" in ran[2].result["answer"]["answer"]
+        assert ran[0].hits and ran[0].result is not None and ran[0].result.answer is None
+        assert "12 characters" in ran[1].result.answer["answer"]
+        assert [e["node"] for e in ran[2].result.events][0] == "plan"
+        assert "hardware key" in ran[2].result.answer["answer"]
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         again = svc.notebook(["rules"])
         assert again.id == book.id
@@ -77,7 +78,7 @@ def test_an_edited_cell_re_runs_in_place_and_keeps_its_position(svc) -> None:  #
     edited = svc.edit_cell(first.id, question="What does level 3 sign-in need?")
     assert edited.result is not None  # the old result stays until it runs again
     rerun = svc.run_cell(first.id)
-    assert "hardware key" in rerun.result["answer"]["answer"]
+    assert "hardware key" in rerun.result.answer["answer"]
     assert [c.id for c in svc.open_notebook(book.id).cells] == [first.id, second.id]
 
 
@@ -117,7 +118,7 @@ def test_bad_cell_settings_are_refused_with_a_sentence_and_change_nothing(svc) -
 def test_a_failed_run_keeps_its_sentence_and_the_earlier_result(svc) -> None:  # noqa: ANN001
     book = svc.notebook(["finance"])
     cell = svc.run_cell(svc.add_cell(book.id, "audit records kept").id)
-    assert cell.result is not None and not cell.error and cell.result["kbs"] == ["finance"]
+    assert cell.result is not None and not cell.error and cell.result.kbs == ("finance",)
     svc.delete_kb("finance")
     failed = svc.run_cell(cell.id)
     assert "finance" in failed.error
@@ -141,11 +142,11 @@ def test_a_notebook_exports_to_markdown_and_imports_back_with_its_answers(svc) -
         ("level 3", CellMode.SEARCH, 3),
         ("## not run -- yet", CellMode.AGENTIC, 10),
     ]
-    restored = imported.cells[0].result["answer"]
-    assert restored["answer"] == asked.result["answer"]["answer"]
+    restored = imported.cells[0].result.answer
+    assert restored["answer"] == asked.result.answer["answer"]
     fields = ("n", "chunk_id", "document", "page", "text")  # the chunk itself is not exported
     assert restored["citations"] == [
-        {k: c[k] for k in fields} for c in asked.result["answer"]["citations"]
+        {k: c[k] for k in fields} for c in asked.result.answer["citations"]
     ]
     assert imported.cells[2].result is None
 
@@ -202,7 +203,7 @@ def test_a_notebook_withholds_the_cells_of_a_knowledge_base_its_owner_lost(svc) 
     # A cell over what she still sees is untouched, and a re-run shows what she sees now.
     assert alice.open_notebook(rules_only.id).cells[0].result == kept.result
     rerun = alice.run_cell(asked[0].id)
-    assert not rerun.withheld and rerun.result["kbs"] == ["rules"]
+    assert not rerun.withheld and rerun.result.kbs == ("rules",)
     assert {h.kb for h in rerun.hits} <= {"rules"} and "seven years" not in str(rerun.result)
     # Given back, the cells show again: withholding hides, it does not delete.
     svc.restrict("finance", ["alice", "bob"])
@@ -215,7 +216,7 @@ def test_a_cell_kept_before_runs_named_their_knowledge_bases_is_withheld_by_its_
     alice = svc.as_user(ALICE)
     book = alice.notebook(None)
     cell = alice.run_cell(alice.add_cell(book.id, "audit records payment", mode="search").id)
-    old = {k: v for k, v in cell.result.items() if k != "kbs"}  # as an older Zhixing kept it
+    old = dataclasses.replace(cell.result, kbs=None)  # as an older Zhixing kept it: no "kbs"
     svc._notebook_store.update_cell(cell.id, "alice", result=old)
     assert not alice.open_notebook(book.id).cells[0].withheld
     svc.restrict("finance", ["bob"])

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..choices import CellMode
 from ..errors import NotFoundError
-from ..models import Notebook, NotebookCell
+from ..models import CellResult, Notebook, NotebookCell
 from .catalog import Catalog
 
 __all__ = ["NotebookStore"]
@@ -108,7 +108,7 @@ class NotebookStore:
         mode: CellMode,
         strategies: Sequence[str],
         top_k: int,
-        result: Mapping[str, Any] | None = None,
+        result: CellResult | None = None,
     ) -> NotebookCell:
         """Append a cell to the owner's notebook and return it (not yet run, unless `result`)."""
         self.notebook(notebook_id, owner)  # the owner's, or NotFoundError
@@ -202,8 +202,8 @@ class NotebookStore:
         )
 
 
-def _dumps(value: Mapping[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+def _dumps(value: CellResult | None) -> str | None:
+    return None if value is None else json.dumps(value.to_json(), ensure_ascii=False, default=str)
 
 
 def _cell(row: Mapping[str, Any]) -> NotebookCell:
@@ -216,7 +216,7 @@ def _cell(row: Mapping[str, Any]) -> NotebookCell:
         strategies=tuple(json.loads(row["strategies"])),
         top_k=int(row["top_k"]),
         collapsed=bool(row["collapsed"]),
-        result=json.loads(row["result"]) if row["result"] else None,
+        result=CellResult.from_json(json.loads(row["result"])) if row["result"] else None,
         error=row["error"],
         updated_at=row["updated_at"],
     )
