@@ -55,8 +55,8 @@ _PLACEHOLDER_KEY = "not-needed"
 # How much of a rejected reply is quoted back to the model in the repair request.
 _QUOTE_CHARS = 2000
 # A reply may run to this many times its role's estimated length (core.llm.prompts) before the
-# server stops it: 3x the guesses (900 tokens for a graph chunk, 400 for an answer) leaves room
-# for a verbose model while a runaway (6,905 tokens over 480 s in issue 34) ends at 2,700.
+# server stops it: 3x the guesses (1,000 tokens for a graph chunk, 300 for an answer) leaves room
+# for a verbose model while a runaway (6,905 tokens over 480 s in issue 34) ends at 3,000.
 _MAX_TOKENS_FACTOR = 3
 _MIN_MAX_TOKENS = 256
 _TOOL_MAX_TOKENS = 1024  # one tool-calling turn: a call's arguments or a short summary
@@ -81,13 +81,16 @@ def max_tokens(role: Prompt) -> int:
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A call ready to send: the rendered prompt and its cache key."""
+    """A call ready to send: the rendered prompt, its cache key, and the completion tokens the
+    estimate prices it at (the role's figure for these variables: a graph chunk's, not an index
+    chunk's), so the rate measured on it is the rate the estimate is priced at."""
 
     role: Prompt
     model: str
     system: str
     user: str
     key: str
+    completion: int
 
 
 # The most a string or a list may hold in the schema sent, where a field names no bound of its
@@ -338,7 +341,14 @@ class LLMClient:
                 f" this JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
             )
         key = cache_key(model, f"{role.system}\n\n{user}", schema)
-        return _Prepared(role=role, model=model, system=role.system, user=user, key=key)
+        return _Prepared(
+            role=role,
+            model=model,
+            system=role.system,
+            user=user,
+            key=key,
+            completion=role.completion_tokens(variables),
+        )
 
     def _run(
         self,
@@ -368,7 +378,7 @@ class LLMClient:
             self._spent[0] += took
             self._spent[1] += _equivalent(
                 estimate_tokens(item.system) + estimate_tokens(item.user),
-                item.role.completion_tokens({}),
+                item.completion,
             )
         if self.cache is not None:
             self.cache.put(item.key, item.model, result.model_dump(mode="json"))
