@@ -30,7 +30,7 @@ from .fusion import (
     fusion_params,
     link_at,
 )
-from .registry import RegisteredStrategy, StrategyInput, parse_strategies, registered
+from .registry import Ranked, RegisteredStrategy, StrategyInput, parse_strategies, registered
 from .rewrite import QueryRewrites, offline_rewrites, rewrite_queries
 from .signals import KeywordSignal
 from .strategies import StrategyRunner
@@ -58,7 +58,6 @@ OFFLINE_STRATEGIES = (Strategy.BASIC.value, Strategy.KEYWORD.value)
 
 log = logging.getLogger(__name__)
 
-Ranked = list[list[int]]  # per query, chunk ids best first
 # BM25 searches chunks and the question index; its hits bring their indexed text for the
 # fusion's signal (core/search/signals.py).
 _KEYWORD_KINDS = ("chunk", "question")
