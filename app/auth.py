@@ -88,8 +88,8 @@ def current_user(service: KnowledgeService) -> User | None:
         if not st.user.get("is_logged_in", False):
             return None
         identity = str(st.user.get("email") or st.user.get("sub") or "")
-        return service.identity_user(identity, OIDC_DEFAULT_ROLE)
-    user = service.session_user(st.session_state.get(USER_KEY) or "")
+        return service.users.identity_user(identity, OIDC_DEFAULT_ROLE)
+    user = service.users.session_user(st.session_state.get(USER_KEY) or "")
     if user is None:
         st.session_state.pop(USER_KEY, None)
     return user
@@ -118,7 +118,7 @@ def _login_form(service: KnowledgeService) -> None:
         if st.button(T.LOGIN_OIDC_BUTTON, type="primary", key="login-oidc"):
             st.login()
         return
-    if not service.password_logins():
+    if not service.users.password_logins():
         st.error(T.LOGIN_NO_USERS)
         return
     with st.form("login"):
@@ -129,7 +129,7 @@ def _login_form(service: KnowledgeService) -> None:
         try:
             address = st.context.ip_address  # None without a client (and not a str under test)
             client = address if isinstance(address, str) else ""
-            user = service.sign_in(name, password, client=client)
+            user = service.users.sign_in(name, password, client=client)
         except AccessError as exc:
             st.error(inert(exc))
         else:

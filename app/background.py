@@ -24,7 +24,7 @@ def resume_interrupted_once(_service: KnowledgeService) -> int:
 
     (`_service` is not hashed by Streamlit: one call per process, whatever service is passed.)
     """
-    return len(_service.resume_builds())
+    return len(_service.builds.resume_all())
 
 
 def stage_text(stage: str, step: int = 0, steps: int = 0, message: str = "") -> str:

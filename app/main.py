@@ -50,7 +50,7 @@ st.session_state[ACTOR_KEY] = None
 user = require_login(shared)
 st.session_state[ACTOR_KEY] = user
 if st.session_state.get(LANGUAGE_USER) != user.name:
-    saved = shared.as_user(user).preference("language")
+    saved = shared.as_user(user).users.preference("language")
     st.session_state[LANGUAGE_KEY] = initial_language(
         shared.settings.language, saved, st.context.locale
     )
@@ -59,7 +59,7 @@ if st.session_state.get(LANGUAGE_USER) != user.name:
 
 def save_language() -> None:
     """The sidebar's language picker changed: keep the choice for this user's next sessions."""
-    shared.as_user(user).set_preference("language", st.session_state[LANGUAGE_KEY])
+    shared.as_user(user).users.set_preference("language", st.session_state[LANGUAGE_KEY])
 
 
 PAGES = ROOT / "pages"

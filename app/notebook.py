@@ -46,7 +46,7 @@ def saved_scope(service: KnowledgeService, names: Sequence[str]) -> list[str]:
     """The scope this user chose last (kept per user, as their language is), of the knowledge
     bases they may still see; all of them when none is left."""
     try:
-        chosen = json.loads(service.preference(SCOPE) or "[]")
+        chosen = json.loads(service.users.preference(SCOPE) or "[]")
     except ValueError:
         chosen = []
     visible = {T.SCOPE_ALL, *names}
@@ -60,7 +60,7 @@ def saved_scope(service: KnowledgeService, names: Sequence[str]) -> list[str]:
 
 def save_scope(service: KnowledgeService) -> None:
     """The scope changed: keep it for this user's next visit, page change or session."""
-    service.set_preference(SCOPE, json.dumps(list(st.session_state.get(SCOPE) or [])))
+    service.users.set_preference(SCOPE, json.dumps(list(st.session_state.get(SCOPE) or [])))
 
 
 def flash(level: str, message: str) -> None:
@@ -146,15 +146,15 @@ def _header(service: KnowledgeService, cell: NotebookCell, n: int) -> None:
     buttons = (
         ("run", "▶", T.RUN_HELP, lambda: st.session_state.update({RUN: cell.id})),
         ("edit", "✎", T.EDIT_HELP, lambda: _toggle_edit(cell.id)),
-        ("up", "↑", T.UP_HELP, lambda: act(lambda: service.move_cell(cell.id, -1))),
-        ("down", "↓", T.DOWN_HELP, lambda: act(lambda: service.move_cell(cell.id, 1))),
+        ("up", "↑", T.UP_HELP, lambda: act(lambda: service.notebooks.move_cell(cell.id, -1))),
+        ("down", "↓", T.DOWN_HELP, lambda: act(lambda: service.notebooks.move_cell(cell.id, 1))),
         (
             "fold",
             "▸" if cell.collapsed else "▾",
             T.EXPAND_HELP if cell.collapsed else T.COLLAPSE_HELP,
-            lambda: act(lambda: service.edit_cell(cell.id, collapsed=not cell.collapsed)),
+            lambda: act(lambda: service.notebooks.edit_cell(cell.id, collapsed=not cell.collapsed)),
         ),
-        ("delete", "🗑", T.DELETE_HELP, lambda: act(lambda: service.delete_cell(cell.id))),
+        ("delete", "🗑", T.DELETE_HELP, lambda: act(lambda: service.notebooks.delete_cell(cell.id))),
     )
     for column, (name, icon, help_text, callback) in zip(tools, buttons, strict=True):
         column.button(icon, key=f"cell-{name}-{cell.id}", help=help_text, on_click=callback)
@@ -180,7 +180,7 @@ def _toggle_edit(cell_id: str) -> None:
 
 def _edit_form(service: KnowledgeService, cell: NotebookCell) -> None:
     prefix = f"cell-form-{cell.id}"
-    defaults = service.default_strategies()
+    defaults = service.search.default_strategies()
     with st.form(prefix):
         st.text_input(T.QUERY_LABEL, value=cell.question, key=f"{prefix}-query")
         settings_inputs(
@@ -197,7 +197,7 @@ def _edit_form(service: KnowledgeService, cell: NotebookCell) -> None:
 def _save(service: KnowledgeService, cell_id: str, prefix: str, defaults: Sequence[str]) -> None:
     def save() -> None:
         question = question_checked(str(st.session_state.get(f"{prefix}-query") or ""))
-        service.edit_cell(cell_id, question=question, **read_settings(prefix, defaults))
+        service.notebooks.edit_cell(cell_id, question=question, **read_settings(prefix, defaults))
         st.session_state[EDIT] = None
         st.session_state[RUN] = cell_id
 
@@ -210,9 +210,9 @@ def _run(service: KnowledgeService, cell: NotebookCell) -> NotebookCell:
     view = RoundsView(parent=st.container())
     try:
         if cell.mode == CellMode.AGENTIC:
-            return service.run_cell(cell.id, on_event=view)
+            return service.notebooks.run_cell(cell.id, on_event=view)
         with st.spinner(T.SEARCHING):
-            return service.run_cell(cell.id, on_event=view)
+            return service.notebooks.run_cell(cell.id, on_event=view)
     except Exception as exc:  # the page's boundary: a sentence, never a traceback
         show_error(exc)
         return cell

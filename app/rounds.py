@@ -140,7 +140,7 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 
 class RoundsView:
-    """A sink for `KnowledgeService.ask(on_event=...)`: renders each round as it happens.
+    """A sink for `service.search.ask(on_event=...)`: renders each round as it happens.
 
     `live=False` replays a stored trace: every round starts collapsed. The loop may report from
     another thread; the view lends it the script's context first, as `build_sample` does.

@@ -51,7 +51,7 @@ def reload_when_idle(service: KnowledgeService) -> bool:
             embedder.clear()
             service.close()
 
-    return service.when_builds_idle(swap)
+    return service.builds.when_idle(swap)
 
 
 ACTOR_KEY = "zhixing-actor"  # the User the login gate found for this session's current run

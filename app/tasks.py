@@ -1,5 +1,5 @@
 """Rendering a task run (docs/architecture.md §7) as it happens: research, plan before and after, each
-subtask with its tool calls, then the report. A sink for `KnowledgeService.run_task(on_event=…)`.
+subtask with its tool calls, then the report. A sink for `service.tasks.run(on_event=…)`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from ..core.service import KnowledgeService
+from ..core.service import findings_text
 from ..core.trace import AskEvent, TaskEvent, TraceEvent, is_search
 from .rounds import RoundsView
 from .strings import agent as T
@@ -156,13 +156,13 @@ def render_result(result: Mapping[str, Any], key: str) -> None:
         ),
         (
             T.DOWNLOAD_SARIF,
-            KnowledgeService.findings_text(findings, "sarif"),
+            findings_text(findings, "sarif"),
             "zhixing-findings.sarif",
             "application/sarif+json",
         ),
         (
             T.DOWNLOAD_CSV,
-            KnowledgeService.findings_text(findings, "csv"),
+            findings_text(findings, "csv"),
             "zhixing-findings.csv",
             "text/csv",
         ),

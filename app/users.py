@@ -20,7 +20,7 @@ def users_section(service: KnowledgeService) -> None:
     st.divider()
     st.subheader(T.USERS_HEADER)
     st.caption(T.USERS_INTRO)
-    users = guarded(service.list_users) or []
+    users = guarded(service.users.all) or []
     if users:
         st.dataframe(
             [
@@ -45,7 +45,7 @@ def _user_form(service: KnowledgeService) -> None:
         password = st.text_input(T.USER_PASSWORD, type="password", key="user-password")
         sso = st.checkbox(T.USER_SSO, key="user-sso")
         if st.form_submit_button(T.USER_SAVE):
-            user = guarded(lambda: service.add_user(name, role, None if sso else password))
+            user = guarded(lambda: service.users.add(name, role, None if sso else password))
             if user is not None:
                 st.success(inert(T.USER_SAVED.format(name=user.name, role=user.role)))
 
@@ -65,32 +65,32 @@ def _remover(service: KnowledgeService, name: str) -> Callable[[], bool]:
     """Remove a user; True once done (`guarded` turns a refusal into a message and None)."""
 
     def remove() -> bool:
-        service.remove_user(name)
+        service.users.remove(name)
         return True
 
     return remove
 
 
 def _members_form(service: KnowledgeService, names: list[str]) -> None:
-    kbs = [kb.name for kb in service.list_kbs()]
+    kbs = [kb.name for kb in service.kbs.all()]
     if not kbs:
         return
     st.subheader(T.MEMBERS_HEADER)
     kb = st.selectbox(T.MEMBERS_KB, kbs, key="members-kb")
-    current = guarded(lambda: service.members(kb)) or []
+    current = guarded(lambda: service.kbs.members(kb)) or []
     with st.form("members"):
         chosen = st.multiselect(
             T.MEMBERS_USERS, names, default=[n for n in current if n in names], key=f"m-{kb}"
         )
         if st.form_submit_button(T.MEMBERS_SAVE) and (
-            guarded(lambda: service.restrict(kb, chosen)) is not None
+            guarded(lambda: service.kbs.restrict(kb, chosen)) is not None
         ):
             st.success(inert(T.MEMBERS_SAVED.format(name=kb)))
 
 
 def _audit(service: KnowledgeService) -> None:
     st.subheader(T.AUDIT_HEADER)
-    entries = guarded(lambda: service.audit_log(100)) or []
+    entries = guarded(lambda: service.admin.audit_log(100)) or []
     if not entries:
         st.caption(T.AUDIT_NONE)
         return

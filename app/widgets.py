@@ -67,12 +67,12 @@ def sidebar(service: KnowledgeService) -> None:
     settings = service.settings
     with st.sidebar:
         st.subheader(T.SIDEBAR_KBS)
-        kbs = service.kb_overview()
+        kbs = service.kbs.overview()
         if not kbs:
             st.caption(T.SIDEBAR_NO_KB)
         for s in kbs:
             # The counts are of indexed documents: a build's documents join them batch by batch.
-            job = service.build_running(s.kb.name)
+            job = service.builds.running(s.kb.name)
             line = T.SIDEBAR_KB_BUILDING if job else T.SIDEBAR_KB_LINE
             done, total = (job.done, job.total) if job else (0, 0)
             line = line.format(
@@ -95,7 +95,7 @@ def sidebar(service: KnowledgeService) -> None:
 
 
 def kb_names(service: KnowledgeService) -> list[str]:
-    return [kb.name for kb in service.list_kbs()]
+    return [kb.name for kb in service.kbs.all()]
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def empty_state(service: KnowledgeService) -> bool:
     Returns True when the page can go on (a knowledge base exists), False after showing the
     empty state.
     """
-    if service.list_kbs():
+    if service.kbs.all():
         return True
     st.subheader(T.EMPTY_TITLE)
     st.info(T.EMPTY_BODY)
@@ -137,9 +137,9 @@ def build_sample(service: KnowledgeService) -> None:
 
     with st.status(T.SAMPLE_BUILDING, expanded=True) as status:
         try:
-            service.create_kb(T.SAMPLE_KB_NAME, mode="graph", description=T.SAMPLE_KB_DESCRIPTION)
+            service.kbs.create(T.SAMPLE_KB_NAME, mode="graph", description=T.SAMPLE_KB_DESCRIPTION)
             documents = [*sorted(SAMPLES.glob("*.md")), SAMPLE_GUIDELINE]
-            report = service.add(T.SAMPLE_KB_NAME, documents, on_event=write)
+            report = service.builds.add(T.SAMPLE_KB_NAME, documents, on_event=write)
         except ZhixingError as exc:
             status.update(state="error")
             show_error(exc)

@@ -238,15 +238,15 @@ def run_set(qs: QuestionSet, answer: Callable[..., Any]) -> dict[str, dict[str, 
         tempfile.TemporaryDirectory(prefix="zhixing-answer-") as tmp,
         KnowledgeService(Settings(home=Path(tmp))) as svc,
     ):
-        svc.create_kb("kb", mode="index")
+        svc.kbs.create("kb", mode="index")
         started = time.perf_counter()
-        svc.add("kb", qs.sources)
+        svc.builds.add("kb", qs.sources)
         build_s = time.perf_counter() - started
         questions = [q for q, _ in qs.questions]
         hits = [
             h
             for i in range(0, len(questions), 32)
-            for h in svc.search_many(questions[i : i + 32], ["kb"], top_k=TOP_K)
+            for h in svc.search.many(questions[i : i + 32], ["kb"], top_k=TOP_K)
         ]
     out: dict[str, dict[str, Any]] = {}
     for mode in ("search", "agent"):

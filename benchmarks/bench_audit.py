@@ -58,10 +58,10 @@ def _agent(data: Path, tmp: Path) -> tuple[Path, float, int]:
 
     docs = data.parent / "docs" / "owasp-cheatsheets"
     with KnowledgeService(Settings(home=tmp / "home")) as svc:
-        svc.create_kb("owasp")
-        svc.add("owasp", [docs / f"{name}_Cheat_Sheet.md" for name in CHEAT_SHEETS])
+        svc.kbs.create("owasp")
+        svc.builds.add("owasp", [docs / f"{name}_Cheat_Sheet.md" for name in CHEAT_SHEETS])
         t0 = time.perf_counter()
-        result = svc.run_task(TASK, ["owasp"], workspace=data / ARCHIVE)
+        result = svc.tasks.run(TASK, ["owasp"], workspace=data / ARCHIVE)
         seconds = time.perf_counter() - t0
     findings = [f.to_json() for f in result.findings]
     out = tmp / "agent-findings.csv"

@@ -107,11 +107,11 @@ def bench_search(home: Path, corpus: Path, n_queries: int) -> dict:
     queries = [" ".join(p["text"].split()[:10]) for p in picks]
     with KnowledgeService(Settings(home=home)) as svc:
         for q in queries[:5]:  # warm-up: model load, collection load
-            svc.search(q, ["wiki"], top_k=10)
+            svc.search.query(q, ["wiki"], top_k=10)
         latencies = []
         for q in queries:
             start = time.perf_counter()
-            svc.search(q, ["wiki"], top_k=10, strategies=("basic", "keyword"))
+            svc.search.query(q, ["wiki"], top_k=10, strategies=("basic", "keyword"))
             latencies.append((time.perf_counter() - start) * 1000)
     latencies.sort()
     p50 = statistics.median(latencies)

@@ -93,18 +93,18 @@ def bench_llm_mode(mode: str, n: int, latency: float, embedder: BuiltinEmbedder)
     ):
         corpus = _corpus(Path(tmp), n)
         with KnowledgeService(_fake_settings(Path(tmp), fake), embedder=embedder) as svc:
-            svc.create_kb("kb", mode=mode)
+            svc.kbs.create("kb", mode=mode)
             start = time.perf_counter()
-            report = svc.add("kb", [corpus])
+            report = svc.builds.add("kb", [corpus])
             wall = time.perf_counter() - start
             calls = fake.chat_count
             chunks = report.chunks
             repairs = svc.llm.stats.repairs
             fake.reset()
             # A rebuild from scratch: the knowledge base goes, the LLM cache stays.
-            svc.delete_kb("kb")
-            svc.create_kb("kb", mode=mode)
-            rebuild = svc.add("kb", [corpus])
+            svc.kbs.delete("kb")
+            svc.kbs.create("kb", mode=mode)
+            rebuild = svc.builds.add("kb", [corpus])
             rebuild_calls = fake.chat_count
     ideal = calls * latency / CONCURRENCY
     ratio = report.extract_seconds / ideal if ideal else float("inf")
@@ -134,12 +134,12 @@ def bench_offline_graph(embedder: BuiltinEmbedder) -> dict | None:
     with tempfile.TemporaryDirectory(prefix="zhixing-graph-") as tmp:
         svc = KnowledgeService(Settings(home=Path(tmp)), embedder=embedder)
         try:
-            svc.create_kb("owasp", mode="graph")
+            svc.kbs.create("owasp", mode="graph")
             start = time.perf_counter()
-            report = svc.add("owasp", [folder])
+            report = svc.builds.add("owasp", [folder])
             wall = time.perf_counter() - start
-            stats = svc.graph_stats("owasp")
-            linked = svc._catalog.db.execute(
+            stats = svc.graph.stats("owasp")
+            linked = svc._home.catalog.db.execute(
                 "SELECT COUNT(*) FROM entities e WHERE EXISTS (SELECT 1 FROM relations r"
                 " WHERE r.source_id = e.id OR r.target_id = e.id)"
             ).fetchone()[0]
@@ -264,13 +264,13 @@ def bench_roles(
             FakeOpenAI(contextual_responder if responder == "contextual" else None) as fake,
             KnowledgeService(_fake_settings(Path(tmp), fake), embedder=embedder) as svc,
         ):
-            svc.create_kb("kb", mode="graph")
+            svc.kbs.create("kb", mode="graph")
             for part in parts[:-1]:
-                svc.add("kb", part)  # the history the estimate of the last part reads
-            estimate = svc.estimate("kb", parts[-1])
+                svc.builds.add("kb", part)  # the history the estimate of the last part reads
+            estimate = svc.builds.estimate("kb", parts[-1])
             fake.reset()
             start = time.perf_counter()
-            svc.add("kb", parts[-1])
+            svc.builds.add("kb", parts[-1])
             wall = time.perf_counter() - start
             row = _role_row(f"roles_{corpus}_{responder}{suffix}", estimate, _counted(fake))
         rows.append({**row, "corpus": corpus, "responder": responder, "build_s": round(wall, 1)})

@@ -95,7 +95,7 @@ def sample(name: str, n: int) -> list[dict]:
 def ask_one(svc: KnowledgeService, row: dict, server: RealServer | None) -> dict[str, Any]:
     since = server.mark() if server else None
     started = time.monotonic()
-    result = svc.ask(row["question"], ["kb"])
+    result = svc.search.ask(row["question"], ["kb"])
     seconds = time.monotonic() - started
     answer = result.answer.to_json()
     # An aspect the answer found nothing for says so in the not-found sentence, whose "No" is
@@ -133,8 +133,8 @@ def run_set(name: str, n: int, server: RealServer, scratch: Path) -> dict[str, A
     home = scratch / name
     rows = sample(name, n)
     with KnowledgeService(Settings(home=home)) as svc:
-        svc.create_kb("kb", mode="index")
-        svc.add("kb", [EVAL / name / "corpus.jsonl"])
+        svc.kbs.create("kb", mode="index")
+        svc.builds.add("kb", [EVAL / name / "corpus.jsonl"])
         offline = [ask_one(svc, r, None) for r in rows]
     model_settings = Settings.from_env({"ZHIXING_HOME": str(home), **environment(server)})
     with KnowledgeService(model_settings) as svc:

@@ -62,21 +62,21 @@ def ensure_kb(svc: KnowledgeService, corpus: Path) -> dict:
     """Build the 2wiki knowledge base unless --home already holds it complete and indexed."""
     passages = sum(1 for line in corpus.open(encoding="utf-8") if line.strip())
     try:
-        svc.kb(BUILD_KB)  # left over from an interrupted run
-        svc.delete_kb(BUILD_KB)
+        svc.kbs.get(BUILD_KB)  # left over from an interrupted run
+        svc.kbs.delete(BUILD_KB)
     except NotFoundError:
         pass
     try:
-        kb = svc.kb(KB)
-        docs = svc.documents(KB)
+        kb = svc.kbs.get(KB)
+        docs = svc.kbs.documents(KB)
         if len(docs) == passages and all(d.status == "indexed" for d in docs):
             return {"reused": True, "passages": passages, "build_s": None}
-        svc.delete_kb(KB)  # incomplete: start again
+        svc.kbs.delete(KB)  # incomplete: start again
     except NotFoundError:
         pass
-    kb = svc.create_kb(KB, mode="index")
+    kb = svc.kbs.create(KB, mode="index")
     start = time.perf_counter()
-    report = svc.add(KB, [corpus])
+    report = svc.builds.add(KB, [corpus])
     seconds = time.perf_counter() - start
     if not report.ok:
         raise SystemExit(f"building {corpus.name} failed: {report.to_json()}")
@@ -86,7 +86,7 @@ def ensure_kb(svc: KnowledgeService, corpus: Path) -> dict:
 def wait_indexed(svc: KnowledgeService) -> float:
     """Wait for Milvus's background indexing; return the seconds waited (timeout is fatal)."""
     start = time.perf_counter()
-    if not svc._vectors.wait_until_indexed(svc.embedder.dimension, timeout_s=600):
+    if not svc._home.vectors.wait_until_indexed(svc.embedder.dimension, timeout_s=600):
         raise SystemExit("Milvus did not finish indexing within 600 s; the figures would be wrong.")
     return time.perf_counter() - start
 
@@ -110,7 +110,7 @@ class BackgroundBuild:
     error: str = ""
 
     def start(self) -> None:
-        self.svc.create_kb(BUILD_KB, mode="index")
+        self.svc.kbs.create(BUILD_KB, mode="index")
         self.start_t = time.perf_counter()
         self._thread = threading.Thread(target=self._run, name="bench-build", daemon=True)
         self._thread.start()
@@ -122,7 +122,7 @@ class BackgroundBuild:
 
     def _run(self) -> None:
         try:
-            report = self.svc.add(BUILD_KB, [self.corpus], self._on_event, self.cancel)
+            report = self.svc.builds.add(BUILD_KB, [self.corpus], self._on_event, self.cancel)
             self.report = report.to_json()
         except Exception as exc:  # reported in the row, not lost with the thread
             self.error = f"{type(exc).__name__}: {exc}"
@@ -152,7 +152,7 @@ class BackgroundBuild:
             "error": self.error,
             "ran_s": round((self.end_t or time.perf_counter()) - self.start_t, 1),
         }
-        self.svc.delete_kb(BUILD_KB)
+        self.svc.kbs.delete(BUILD_KB)
         return result
 
 
@@ -279,9 +279,9 @@ def measure(
 ) -> dict:
     """One row: `clients` clients of `kind` for the window, with or without a build running."""
     if kind == "search":
-        call: Callable[[str], object] = lambda q: svc.search(q, [KB], top_k=10)  # noqa: E731
+        call: Callable[[str], object] = lambda q: svc.search.query(q, [KB], top_k=10)  # noqa: E731
     else:
-        call = lambda q: svc.ask(q, [KB], max_rounds=3)  # noqa: E731
+        call = lambda q: svc.search.ask(q, [KB], max_rounds=3)  # noqa: E731
     build = BackgroundBuild(svc, build_corpus) if build_corpus else None
     at_start: dict = {}
     at_end: dict = {}
@@ -421,7 +421,7 @@ def main() -> None:
     with KnowledgeService(settings, embedder=embedder) as svc:
         if svc.llm is not None:
             raise SystemExit("An LLM is configured; this benchmark measures the offline mode.")
-        svc._vectors.ensure_collection(embedder.dimension)  # load the reopened collection
+        svc._home.vectors.ensure_collection(embedder.dimension)  # load the reopened collection
         # The search rows first, then ask, and the rows with a build last: a cancelled and
         # deleted build leaves tombstones in the collection that could slow later rows.
         plan = [("search", c, None) for c in counts]

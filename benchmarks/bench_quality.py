@@ -111,11 +111,11 @@ def collect(
         tempfile.TemporaryDirectory(prefix="zhixing-quality-") as tmp,
         KnowledgeService(Settings(home=Path(tmp), embedding=embedding)) as svc,
     ):
-        svc.create_kb("eval", mode=mode)
+        svc.kbs.create("eval", mode=mode)
         start = time.perf_counter()
-        svc.add("eval", [folder / "corpus.jsonl"])
+        svc.builds.add("eval", [folder / "corpus.jsonl"])
         data["build_s"] = round(time.perf_counter() - start, 1)
-        engine, kbs = svc._engine, svc.scope(["eval"])  # noqa: SLF001 (a benchmark looks inside)
+        engine, kbs = svc._home.engine, svc.search.scope(["eval"])  # noqa: SLF001 (a benchmark looks inside)
         start = time.perf_counter()
         runs = [
             engine.strategy_lists(questions[i : i + BATCH], kbs, 20, STRATEGIES)
@@ -136,7 +136,7 @@ def collect(
         ids |= {
             c for row in data.get("ask", {}).get("rounds", []) for r in row for q in r for c in q[1]
         }
-        rows = svc._catalog.chunks_by_id(sorted(ids))  # noqa: SLF001
+        rows = svc._home.catalog.chunks_by_id(sorted(ids))  # noqa: SLF001
         data["doc"] = {str(c): rows[c]["source"] for c in rows}
     return data
 
@@ -147,7 +147,7 @@ def _links(svc: KnowledgeService, engine, kbs, data: dict) -> dict[str, list]:  
     heads = {
         c for name in ("basic", "keyword") for row in data["ranked"][name] for c in row[:10]
     } | {c for row in data["named"] for c in row}
-    rows = svc._catalog.chunks_by_id(sorted(heads))  # noqa: SLF001
+    rows = svc._home.catalog.chunks_by_id(sorted(heads))  # noqa: SLF001
     return {str(c): engine.titles.linked(rows[c]["text"], kbs) for c in rows}
 
 
@@ -155,7 +155,7 @@ def _ask(svc: KnowledgeService, queries: list[dict], n: int) -> dict:
     """`ask` on the first n questions with gold; every round's queries and their lists kept:
     [round][query] = (is the question's own search, chunk ids)."""
     picked = [q for q in queries if q.get("gold")][:n]
-    engine = svc._engine  # noqa: SLF001
+    engine = svc._home.engine  # noqa: SLF001
     search_many, calls = engine.search_many, []
 
     def recording(texts, kbs, **kwargs):  # noqa: ANN001, ANN003, ANN202
@@ -169,7 +169,7 @@ def _ask(svc: KnowledgeService, queries: list[dict], n: int) -> dict:
     for q in picked:
         calls.clear()
         events: list[dict] = []
-        result = svc.ask(q["question"], ["eval"], max_rounds=3, on_event=events.append)
+        result = svc.search.ask(q["question"], ["eval"], max_rounds=3, on_event=events.append)
         ranked.append(_documents(result.evidence))
         found += result.answer.found
         aspects = [[p["aspect"] for p in e["per_query"]] for e in events if e["node"] == "retrieve"]
@@ -191,7 +191,7 @@ def _ask(svc: KnowledgeService, queries: list[dict], n: int) -> dict:
     }
     nulls = [q for q in queries if q.get("type") == "null_query"]
     if nulls:
-        said = sum(not svc.ask(q["question"], ["eval"]).answer.found for q in nulls)
+        said = sum(not svc.search.ask(q["question"], ["eval"]).answer.found for q in nulls)
         out["null_not_found"] = round(said / len(nulls), 3)
         out["nulls"] = len(nulls)
     return out

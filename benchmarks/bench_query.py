@@ -85,9 +85,9 @@ def bench_llm_ask(corpus: Path, questions: list[str], latency: float, embedder) 
     with tempfile.TemporaryDirectory(prefix="zhixing-query-") as tmp:
         home = Path(tmp)
         with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
-            svc.create_kb("kb")
-            svc.add("kb", [corpus])
-            svc._vectors.wait_until_indexed(embedder.dimension)
+            svc.kbs.create("kb")
+            svc.builds.add("kb", [corpus])
+            svc._home.vectors.wait_until_indexed(embedder.dimension)
         with FakeOpenAI(latency_s=latency, responder=model) as fake:
             settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="bench")
             llm = LLMClient(settings, None)
@@ -97,7 +97,7 @@ def bench_llm_ask(corpus: Path, questions: list[str], latency: float, embedder) 
                     fake.reset()
                     model.reset()
                     start = time.perf_counter()
-                    result = svc.ask(question, ["kb"], max_rounds=3)
+                    result = svc.search.ask(question, ["kb"], max_rounds=3)
                     walls.append(time.perf_counter() - start)
                     calls.append(fake.chat_count)
                     rounds.append(len(result.rounds))
@@ -122,11 +122,11 @@ def bench_llm_ask(corpus: Path, questions: list[str], latency: float, embedder) 
 
 
 def _time_searches(svc: KnowledgeService, questions: list[str]) -> list[float]:
-    svc.search(questions[0], ["kb"])  # warm-up
+    svc.search.query(questions[0], ["kb"])  # warm-up
     search_ms = []
     for q in questions:
         start = time.perf_counter()
-        svc.search(q, ["kb"], top_k=10)
+        svc.search.query(q, ["kb"], top_k=10)
         search_ms.append((time.perf_counter() - start) * 1000)
     return search_ms
 
@@ -137,17 +137,17 @@ def bench_offline(corpus: Path, questions: list[str], embedder) -> list[dict]:  
     with tempfile.TemporaryDirectory(prefix="zhixing-query-") as tmp:
         settings = Settings(home=Path(tmp))
         with KnowledgeService(settings, embedder=embedder) as svc:
-            svc.create_kb("kb", mode="graph")
-            svc.add("kb", [corpus])
+            svc.kbs.create("kb", mode="graph")
+            svc.builds.add("kb", [corpus])
             # Milvus indexes the flushed rows in the background: wait for the indexes first.
-            svc._vectors.wait_until_indexed(embedder.dimension)
+            svc._home.vectors.wait_until_indexed(embedder.dimension)
             after_build = _time_searches(svc, questions)
         with KnowledgeService(settings, embedder=embedder) as svc:
             search_ms = _time_searches(svc, questions)
             ask_ms, rounds = [], []
             for q in questions[:30]:
                 start = time.perf_counter()
-                result = svc.ask(q, ["kb"], max_rounds=3)
+                result = svc.search.ask(q, ["kb"], max_rounds=3)
                 ask_ms.append((time.perf_counter() - start) * 1000)
                 rounds.append(len(result.rounds))
     long_ms = [ms for ms, r in zip(ask_ms, rounds, strict=True) if r == 3]

@@ -205,7 +205,7 @@ def _emit_json(value: Any, out: TextIO | None = None) -> None:
 def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
     tags = [t.strip() for t in args.tags.split(",") if t.strip()]
     with _service(settings) as svc:
-        kb = svc.create_kb(args.name, mode=args.mode, tags=tags, description=args.description)
+        kb = svc.kbs.create(args.name, mode=args.mode, tags=tags, description=args.description)
     print(f"Created knowledge base {kb.name!r} (mode {kb.mode}).")
     return 0
 
@@ -221,7 +221,7 @@ def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
                 "documents": row.documents,
                 "chunks": row.chunks,
             }
-            for row in svc.kb_overview()
+            for row in svc.kbs.overview()
         ]
     if args.json:
         _emit_json(rows)
@@ -238,7 +238,7 @@ def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
 
 def _kb_delete(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        svc.delete_kb(args.name)
+        svc.kbs.delete(args.name)
     print(f"Deleted knowledge base {args.name!r}.")
     return 0
 
@@ -295,7 +295,7 @@ def _duration(seconds: float) -> str:
 
 def _add(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        estimate = svc.estimate(args.name, args.paths)
+        estimate = svc.builds.estimate(args.name, args.paths)
         embedding = estimate.embedding if estimate else None
         if embedding is not None and embedding.seconds is not None and embedding.texts:
             print(
@@ -312,7 +312,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
                 f"{llm.concurrency} at a time, {_duration(llm.seconds)} of model time.",
                 file=sys.stderr,
             )
-        report = svc.add(args.name, args.paths, on_event=_Progress())
+        report = svc.builds.add(args.name, args.paths, on_event=_Progress())
     for failure in report.failed:
         print(f"failed: {failure.error}", file=sys.stderr)
     for warning in report.warnings:
@@ -351,7 +351,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
 def _resume(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         # A cancelled build's documents left are finished too (a cancel keeps them for this).
-        reports = svc.resume_interrupted(args.name, on_event=_Progress(), cancelled=True)
+        reports = svc.builds.resume_interrupted(args.name, on_event=_Progress(), cancelled=True)
     for report in reports:
         for failure in report.failed:
             print(f"failed: {failure.error}", file=sys.stderr)
@@ -372,7 +372,7 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
 
 def _docs(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        docs = svc.documents(args.name)
+        docs = svc.kbs.documents(args.name)
     rows = [
         {
             "document": d.source,
@@ -398,7 +398,7 @@ def _docs(args: argparse.Namespace, settings: Settings) -> int:
 
 def _remove(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        doc = svc.remove(args.name, args.document)
+        doc = svc.builds.remove(args.name, args.document)
     print(f"Removed {doc.source!r} ({doc.chunks} chunks) from {args.name!r}.")
     return 0
 
@@ -431,8 +431,8 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     if not query or not query.strip():
         raise ZhixingError("The search query is empty; type a question or some keywords.")
     with _service(settings) as svc:
-        hits = svc.search(query, names, top_k=args.top_k, strategies=strategies)
-        summary = svc.summarize(query, hits) if args.summary else None
+        hits = svc.search.query(query, names, top_k=args.top_k, strategies=strategies)
+        summary = svc.search.summarize(query, hits) if args.summary else None
     if args.json:
         out: dict[str, Any] = {
             "query": query,
@@ -500,7 +500,7 @@ def _search_batch(
         for start in range(0, len(items), _BATCH):
             batch = items[start : start + _BATCH]
             good = [q for _, q, err in batch if err is None and q is not None]
-            results = iter(svc.search_many(good, names, top_k=args.top_k, strategies=strategies))
+            results = iter(svc.search.many(good, names, top_k=args.top_k, strategies=strategies))
             for ident, _question, error in batch:
                 if error is not None:
                     failed += 1
@@ -522,7 +522,7 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
         return _graph_export(args, settings)
     with _service(settings) as svc:
         if args.entity is None:
-            stats = svc.graph_stats(args.name)
+            stats = svc.graph.stats(args.name)
             if args.json:
                 _emit_json(stats.to_json())
             else:
@@ -532,7 +532,7 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
                     f" (types: {types})"
                 )
             return 0
-        view = svc.neighbourhood(args.name, args.entity, hops=args.hops, limit=args.limit)
+        view = svc.graph.neighbourhood(args.name, args.entity, hops=args.hops, limit=args.limit)
     if args.json:
         _emit_json(view.to_json())
         return 0
@@ -561,8 +561,8 @@ def _graph_export(args: argparse.Namespace, settings: Settings) -> int:
             f"{path.parent} is not a folder; --export cannot write {path.name} there."
         )
     with _service(settings) as svc:
-        data = svc.graph_file(args.name, GraphFormat.parse(suffix))
-        stats = svc.graph_stats(args.name)
+        data = svc.graph.file(args.name, GraphFormat.parse(suffix))
+        stats = svc.graph.stats(args.name)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_bytes(data)
     partial.replace(path)  # a failed write never leaves half a file under the asked-for name
@@ -629,7 +629,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
             live.show(event["text"])
 
     with _service(settings) as svc:
-        result = svc.ask(question, names, max_rounds=args.max_rounds, on_event=on_event)
+        result = svc.search.ask(question, names, max_rounds=args.max_rounds, on_event=on_event)
     if args.json:
         _emit_json(result.to_json())
     elif live is not None and live.shown:
@@ -712,7 +712,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     findings_to = _findings_path(args.findings)
 
     with _service(settings) as svc:
-        result = svc.run_task(task, names, workspace=args.workspace, on_event=_live(_task_line))
+        result = svc.tasks.run(task, names, workspace=args.workspace, on_event=_live(_task_line))
     if findings_to is not None:
         from ..core import __version__
         from ..core.task.export import write_findings
@@ -752,7 +752,7 @@ def _counts_line(counts: dict[str, int]) -> str:
 
 def _export(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        summary = svc.export_kb(args.name, args.file)
+        summary = svc.kbs.export_archive(args.name, args.file)
     if args.json:
         _emit_json(summary.to_json())
     else:
@@ -762,7 +762,7 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 
 def _import(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        summary = svc.import_kb(args.file, as_name=args.as_name)
+        summary = svc.kbs.import_archive(args.file, as_name=args.as_name)
     if args.json:
         _emit_json(summary.to_json())
     else:

@@ -76,7 +76,7 @@ def build_server(service: Any) -> Any:
                         "documents": s.documents,
                         "chunks": s.chunks,
                     }
-                    for s in service.kb_overview()
+                    for s in service.kbs.overview()
                 ]
             }
 
@@ -91,7 +91,9 @@ def build_server(service: Any) -> Any:
         query: str, knowledge_bases: list[str] | None = None, top_k: int = 8
     ) -> dict[str, Any]:
         def work() -> dict[str, Any]:
-            hits = service.search(query, knowledge_bases or None, top_k=max(1, min(top_k, 50)))
+            hits = service.search.query(
+                query, knowledge_bases or None, top_k=max(1, min(top_k, 50))
+            )
             return {"hits": [h.to_public_json() for h in hits]}
 
         return guarded("search", work)
@@ -106,7 +108,9 @@ def build_server(service: Any) -> Any:
     ) -> dict[str, Any]:
         def work() -> dict[str, Any]:
             rounds = max(1, min(max_rounds, 5))
-            return dict(service.ask(question, knowledge_bases or None, max_rounds=rounds).to_json())
+            return dict(
+                service.search.ask(question, knowledge_bases or None, max_rounds=rounds).to_json()
+            )
 
         return guarded("ask", work)
 
@@ -116,7 +120,7 @@ def build_server(service: Any) -> Any:
     )
     def graph_neighbourhood(knowledge_base: str, entity: str, hops: int = 1) -> dict[str, Any]:
         def work() -> dict[str, Any]:
-            found = service.neighbourhood(knowledge_base, entity, hops=max(1, min(hops, 3)))
+            found = service.graph.neighbourhood(knowledge_base, entity, hops=max(1, min(hops, 3)))
             return dict(found.to_json())
 
         return guarded("graph_neighbourhood", work)
@@ -131,7 +135,7 @@ def _mcp(args: argparse.Namespace, settings: Settings) -> int:
     with KnowledgeService(settings) as service:
         caller = service
         if args.user:
-            stored = {u.name: u for u in service.list_users()}.get(args.user)
+            stored = {u.name: u for u in service.users.all()}.get(args.user)
             if stored is None:
                 raise NotFoundError(
                     f"There is no user named {args.user!r}; add one with "

@@ -69,7 +69,7 @@ class ZhixingRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
         del run_manager  # LangChain passes it; this retriever reports to no callback
-        hits = self.service.search(
+        hits = self.service.search.query(
             query, self.knowledge_bases, top_k=self.top_k, strategies=self.strategies
         )
         return [hit_document(hit) for hit in hits]

@@ -114,7 +114,7 @@ def _read_password(from_stdin: bool) -> str:
 def _user_add(args: argparse.Namespace, settings: Settings) -> int:
     password = None if args.oidc else _read_password(args.password_stdin)
     with _service(settings) as svc:
-        user = svc.add_user(args.name, args.role, password)
+        user = svc.users.add(args.name, args.role, password)
     how = "signs in through the identity provider" if args.oidc else "password stored as scrypt"
     print(f"User {user.name!r} is {user.role} ({how}).")
     return 0
@@ -122,7 +122,7 @@ def _user_add(args: argparse.Namespace, settings: Settings) -> int:
 
 def _user_list(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        users = svc.list_users()
+        users = svc.users.all()
     rows = [
         {"name": u.name, "role": u.role, "password": bool(u.password_hash), "created": u.created_at}
         for u in users
@@ -139,7 +139,7 @@ def _user_list(args: argparse.Namespace, settings: Settings) -> int:
 
 def _user_remove(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        svc.remove_user(args.name)
+        svc.users.remove(args.name)
     print(f"Removed user {args.name!r}.")
     return 0
 
@@ -147,11 +147,11 @@ def _user_remove(args: argparse.Namespace, settings: Settings) -> int:
 def _members(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         if args.clear:
-            names = svc.restrict(args.name, [])
+            names = svc.kbs.restrict(args.name, [])
         elif args.users is not None:
-            names = svc.restrict(args.name, args.users.split(","))
+            names = svc.kbs.restrict(args.name, args.users.split(","))
         else:
-            names = svc.members(args.name)
+            names = svc.kbs.members(args.name)
     if args.json:
         print(json.dumps({"name": args.name, "members": names}, ensure_ascii=False))
     elif names:
@@ -163,7 +163,7 @@ def _members(args: argparse.Namespace, settings: Settings) -> int:
 
 def _audit(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        entries = svc.audit_log(args.limit)
+        entries = svc.admin.audit_log(args.limit)
     if args.json:
         print(json.dumps([e.to_json() for e in entries], ensure_ascii=False))
         return 0

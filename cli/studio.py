@@ -86,7 +86,7 @@ def _names(options: dict[str, Any]) -> list[str] | None:
 
 def _ask_context(context: Any) -> AgentContext:
     options = _options(context)
-    return service().agent_context(
+    return service().search.agent_context(
         _names(options),
         top_k=int(options.get("top_k", 10)),
         max_rounds=int(options.get("max_rounds", 3)),
@@ -96,7 +96,7 @@ def _ask_context(context: Any) -> AgentContext:
 def _task_context(context: Any) -> TaskContext:
     options = _options(context)
     workspace = options.get("workspace")
-    return service().task_context(
+    return service().tasks.context(
         _names(options),
         workspace=Path(workspace) if workspace else None,
         top_k=int(options.get("top_k", 8)),

@@ -53,7 +53,7 @@ NOT_FOUND_EN = "No relevant information was found in the knowledge base."
 # Why an answer with a model is extractive all the same (Answer.note).
 NOTE_MODEL_NOT_FOUND = "extractive: the model found nothing"
 NOTE_UNUSABLE = "extractive: the model's answer was unusable"
-# The model's whole search found nothing and the offline one did (core/service.py `ask`).
+# The model's whole search found nothing and the offline one did (core/service/search.py `ask`).
 NOTE_OFFLINE_FOUND = "extractive: the model's search found nothing"
 # Above the sentences offline would quote that a model's answer leaves out.
 QUOTES_ZH = "原文摘录："

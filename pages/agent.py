@@ -72,7 +72,7 @@ def show_turn(turn: Turn) -> None:
 
 def conversation_picker(service: KnowledgeService, column) -> str | None:
     """The user's conversations; the one picked (the latest on a fresh session), or None."""
-    mine = guarded(service.conversations) or []
+    mine = guarded(service.conversations.all) or []
     ids = [c.id for c in mine]
     if st.session_state.get(CURRENT) not in ids:
         st.session_state[CURRENT] = ids[0] if ids else None
@@ -94,11 +94,11 @@ def _label(c: Conversation) -> str:
 def start_conversation() -> None:
     """A new thread for this user alone (a button callback: before the page draws); an empty
     conversation on the page is new enough already."""
-    mine = {c.id: c for c in guarded(service.conversations) or []}
+    mine = {c.id: c for c in guarded(service.conversations.all) or []}
     shown = mine.get(str(st.session_state.get(CURRENT) or ""))
     if shown is not None and not shown.turns:
         return
-    made = guarded(service.new_conversation)
+    made = guarded(service.conversations.new)
     if made is not None:
         st.session_state[CURRENT] = made.id
 
@@ -127,7 +127,7 @@ new_col.button(T.NEW_CONVERSATION, key="agent-new", on_click=start_conversation)
 conversation = st.container()
 if current is not None:
     thread = current
-    turns, hidden = guarded(lambda: service.turns(thread, HISTORY)) or ([], 0)
+    turns, hidden = guarded(lambda: service.conversations.turns(thread, HISTORY)) or ([], 0)
     with conversation:
         if hidden:
             st.caption(T.HIDDEN_TURNS.format(n=hidden))
@@ -163,7 +163,7 @@ if message:
         st.warning(T.EMPTY_QUESTION)
         st.stop()
     if current is None:  # the first question of a fresh start opens the conversation
-        current = service.new_conversation().id
+        current = service.conversations.new().id
         st.session_state[CURRENT] = current
     with conversation:
         with st.chat_message("user"):
@@ -171,7 +171,7 @@ if message:
         with st.chat_message("assistant"):
             task_view = TaskView()
             try:
-                result = service.run_task(
+                result = service.tasks.run(
                     question,
                     targets,
                     workspace=workspace,

@@ -57,12 +57,12 @@ def act(step: Callable[[], object], message: str) -> None:
 
 
 def mode_captions(files: Any) -> list[str]:
-    if not service.worth_estimating():
+    if not service.builds.worth_estimating():
         return [f"{MODE_HELP[m]} {T.MODE_OFFLINE_COST}" for m in MODES]
     key = tuple((f.name, f.size) for f in files or [])
     costs = st.session_state.get("build-estimate", {}).get(key)
     if files and costs is None and st.button(T.ESTIMATE, key="create-estimate"):
-        costs = guarded(lambda: service.estimate_uploads(uploads(files), MODES)) or {}
+        costs = guarded(lambda: service.builds.estimate_uploads(uploads(files), MODES)) or {}
         st.session_state["build-estimate"] = {key: costs}
     if not costs:
         unknown = (
@@ -153,16 +153,16 @@ def create(name: str, files: Any, mode: str, tags: str, description: str) -> Non
     else:
         tag_list = [t.strip() for t in tags.replace("，", ",").split(",") if t.strip()]
         try:
-            service.create_kb(name, mode=mode, tags=tag_list, description=description)
+            service.kbs.create(name, mode=mode, tags=tag_list, description=description)
         except ZhixingError as exc:
             show_error(exc)
             return
         try:
-            service.start_build(name, uploads(files))
+            service.builds.start(name, uploads(files))
         except ZhixingError as exc:
-            if service.documents(name):  # no file was readable: each is listed with its reason
+            if service.kbs.documents(name):  # no file was readable: each is listed with its reason
                 flash(T.CREATED_NONE_READABLE.format(name=name, error=exc), warning=True)
-            service.delete_kb(name)  # no half-made knowledge base without its documents
+            service.kbs.delete(name)  # no half-made knowledge base without its documents
             show_error(exc)
             return
         flash(T.CREATED.format(name=name))
@@ -191,7 +191,7 @@ def job_header(view: JobView) -> str:
 @st.fragment(run_every=1.0)
 def live_job(job_id: str) -> None:
     """Refresh a running job every second; rerun the page once it ends (documents changed)."""
-    view = service.job(job_id)
+    view = service.builds.job(job_id)
     if view is None or not view.running:
         st.rerun()
     with st.container(border=True):
@@ -258,7 +258,7 @@ def finished_job(view: JobView) -> None:
         with st.expander(T.LOG_FULL.format(lines=len(view.log))):
             st.code(log_text(view), language=None)
         if service.actor.can("build"):
-            dismiss = lambda: service.dismiss_job(view.id)  # noqa: E731
+            dismiss = lambda: service.builds.dismiss(view.id)  # noqa: E731
             st.button(T.DISMISS, key=f"dismiss-{view.id}", on_click=guarded, args=(dismiss,))
 
 
@@ -271,13 +271,13 @@ def cancelled(job_id: str, report: BuildReport) -> None:
     st.warning(T.CANCELLED_SUMMARY.format(**numbers))
     st.caption(T.CANCELLED_LEFT)
     if service.actor.can("build"):
-        resume = lambda: service.resume_job(job_id)  # noqa: E731
+        resume = lambda: service.builds.resume(job_id)  # noqa: E731
         st.button(T.RESUME, key=f"resume-{job_id}", on_click=guarded, args=(resume,))
 
 
 def ready(kb: str) -> None:
     """Say that a knowledge base can be used now, and where to go next."""
-    graph = guarded(lambda: service.kb(kb).mode == "graph")
+    graph = guarded(lambda: service.kbs.get(kb).mode == "graph")
     st.success(inert(T.READY.format(kb=kb) + (T.READY_GRAPH if graph else "")))
     recall, graph_link = st.columns(2)
     recall.page_link(RECALL_PAGE, label=T.TRY_RECALL, icon="🔎")
@@ -286,12 +286,12 @@ def ready(kb: str) -> None:
 
 
 def cancel(job_id: str) -> Callable[[], None]:
-    return lambda: service.cancel_job(job_id)
+    return lambda: service.builds.cancel(job_id)
 
 
 def jobs_panel() -> None:
     """The builds of the knowledge bases this user may see (the service filters them)."""
-    views = service.jobs()
+    views = service.builds.jobs()
     if views:
         st.subheader(T.JOBS_TITLE)
     for view in views:
@@ -303,7 +303,7 @@ def jobs_panel() -> None:
 
 def kb_table() -> str | None:
     """The knowledge bases, filtered by tag; returns the one picked for a closer look."""
-    overview = {s.kb.name: s for s in service.kb_overview()}
+    overview = {s.kb.name: s for s in service.kbs.overview()}
     kbs = [s.kb for s in overview.values()]
     st.subheader(T.KBS_TITLE)
     all_tags = sorted({t for kb in kbs for t in kb.tags})
@@ -325,14 +325,14 @@ def kb_table() -> str | None:
 def documents_panel(name: str) -> None:
     gen = st.session_state["build-generation"]
     st.markdown(inert(f"#### {T.DOCS_TITLE.format(name=name)}"))
-    docs = guarded(lambda: service.documents(name)) or []
+    docs = guarded(lambda: service.kbs.documents(name)) or []
     if docs:
         fields = list(T.DOC_COLUMNS)
         rows = [{T.DOC_COLUMNS[f]: getattr(d, f) for f in fields} for d in docs]
         st.dataframe(rows, hide_index=True, key="doc-table")
     else:
         st.caption(T.NO_DOCS)
-    busy = service.build_running(name) is not None
+    busy = service.builds.running(name) is not None
     if busy:
         st.info(inert(T.BUSY.format(kb=name)))
     if not service.actor.can("build"):
@@ -343,7 +343,7 @@ def documents_panel(name: str) -> None:
     )
     if st.button(T.ADD, key="add-submit", disabled=busy or not added):
         act(
-            lambda: service.start_build(name, uploads(added)),
+            lambda: service.builds.start(name, uploads(added)),
             T.ADD_STARTED.format(name=name, count=len(added)),
         )
     if docs:
@@ -351,8 +351,8 @@ def documents_panel(name: str) -> None:
         if st.button(T.REMOVE, key="remove-submit", disabled=busy):
 
             def remove() -> None:
-                service.check_idle(name)
-                service.remove(name, source)
+                service.builds.check_idle(name)
+                service.builds.remove(name, source)
 
             act(remove, T.REMOVED.format(source=source))
     if not service.actor.can("admin"):
@@ -363,8 +363,8 @@ def documents_panel(name: str) -> None:
         if st.button(T.DELETE, key="delete-submit", disabled=busy or not confirm):
 
             def delete() -> None:
-                service.check_idle(name)
-                service.delete_kb(name)
+                service.builds.check_idle(name)
+                service.kbs.delete(name)
 
             act(delete, T.DELETED.format(name=name))
 

@@ -40,7 +40,7 @@ def example(service: KnowledgeService, name: str, entities: int, relations: int)
     key = (name, entities, relations)
     cached = st.session_state.get("graph-example")
     if cached is None or cached[0] != key:
-        view = service.graph_view(name, cap=1)
+        view = service.graph.view(name, cap=1)
         cached = (key, view.nodes[0].name if view.nodes else "")
         st.session_state["graph-example"] = cached
     top = cached[1]
@@ -52,7 +52,7 @@ def downloads(service: KnowledgeService, name: str) -> None:
     for column, fmt in zip(st.columns(4)[:2], GraphFormat, strict=True):
         column.download_button(
             T.DOWNLOAD.format(format=FORMAT_NAMES[fmt]),
-            data=functools.partial(service.graph_file, name, fmt),
+            data=functools.partial(service.graph.file, name, fmt),
             file_name=f"{name}.{fmt.value}",
             mime=fmt.media_type,
             help=T.DOWNLOAD_HELP,
@@ -99,11 +99,11 @@ def details(entity: EntityDetails) -> None:
 
 def page(service: KnowledgeService) -> None:
     name = st.selectbox(T.KB, kb_names(service), key="graph-kb")
-    kb = service.kb(name)
+    kb = service.kbs.get(name)
     if kb.mode != "graph":
         st.info(inert(T.INDEX_MODE.format(name=name)))
         return
-    stats = service.graph_stats(name)
+    stats = service.graph.stats(name)
     if not stats.entities:
         st.info(inert(T.NO_ENTITIES.format(name=name)))
         return
@@ -112,7 +112,7 @@ def page(service: KnowledgeService) -> None:
     placeholder = example(service, name, stats.entities, stats.relations)
     query = search_col.text_input(T.SEARCH, placeholder=placeholder, key="graph-search")
     hops = hops_col.slider(T.HOPS, min_value=1, max_value=3, value=1, key="graph-hops")
-    view = service.graph_view(
+    view = service.graph.view(
         name, query=query, hops=hops, types=types, min_degree=min_degree, cap=cap
     )
     if query.strip() and not view.seeds:
@@ -146,7 +146,7 @@ def page(service: KnowledgeService) -> None:
         # A new search or filter is a new list; a fresh key starts it on its first entry (the seed).
         key=f"graph-node-{kb.id}-{zlib.crc32(repr(order).encode())}",
     )
-    entity = guarded(lambda: service.entity(name, picked))
+    entity = guarded(lambda: service.graph.entity(name, picked))
     if entity is not None:
         details(entity)
 

@@ -41,7 +41,7 @@ def add_cell(service: KnowledgeService, notebook: str, defaults: tuple[str, ...]
             flash("warning", str(exc))
             st.session_state[f"{NEW}-query"] = question  # kept in the box, to shorten it
             return
-        cell = service.add_cell(notebook, question, **read_settings(NEW, defaults))
+        cell = service.notebooks.add_cell(notebook, question, **read_settings(NEW, defaults))
         st.session_state[RUN] = cell.id
 
     act(add)
@@ -53,9 +53,9 @@ def import_file(service: KnowledgeService, notebook: str) -> None:
         flash("warning", T.IMPORT_NONE)
         return
     text = upload.getvalue().decode("utf-8", "replace")
-    before = len(service.open_notebook(notebook).cells)
-    act(lambda: service.import_notebook(notebook, text))
-    added = len(service.open_notebook(notebook).cells) - before
+    before = len(service.notebooks.open(notebook).cells)
+    act(lambda: service.notebooks.import_cells(notebook, text))
+    added = len(service.notebooks.open(notebook).cells) - before
     if added:
         flash("success", T.IMPORTED_CELLS.format(n=added))
 
@@ -76,15 +76,15 @@ scope = st.multiselect(
     on_change=save_scope,
     args=(service,),
 )
-notebook = guarded(lambda: service.notebook(None if T.SCOPE_ALL in scope else scope))
+notebook = guarded(lambda: service.notebooks.for_kbs(None if T.SCOPE_ALL in scope else scope))
 if notebook is None:
     st.stop()
-defaults = service.default_strategies()
+defaults = service.search.default_strategies()
 
 export_col, import_col = st.columns([1, 3])
 export_col.download_button(
     T.EXPORT,
-    service.export_notebook(notebook.id),
+    service.notebooks.export(notebook.id),
     file_name="zhixing-notebook.md",
     mime="text/markdown",
     key="nb-export",

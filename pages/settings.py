@@ -103,7 +103,7 @@ if test:
             st.info(T.TEST_OFFLINE)
         else:
             with st.spinner(T.TESTING):
-                result = service.check_endpoint(candidate)
+                result = service.admin.check_endpoint(candidate)
             shown = [*result.lines, *(_found(found) for found in result.found)]
             (st.success if result.ok else st.error)("\n\n".join(shown))
     except ZhixingError as exc:
@@ -111,7 +111,7 @@ if test:
 
 if save:
     try:
-        service.save_settings(values)  # saved at once, whatever is running
+        service.admin.save_settings(values)  # saved at once, whatever is running
         # The shared service holds the Milvus Lite file, so the new one opens only after the old
         # one closes; a running build keeps the old one and ends with the settings it began with.
         now = reload_when_idle(service)

@@ -31,8 +31,8 @@ def built_home(where: Path, embedder: BuiltinEmbedder, kb: str, documents: dict[
         (docs / name).write_text(text, encoding="utf-8")
     home = where / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb(kb)
-        svc.add(kb, sorted(docs.iterdir()))
+        svc.kbs.create(kb)
+        svc.builds.add(kb, sorted(docs.iterdir()))
     return home
 
 
@@ -113,8 +113,8 @@ def sample_home(tmp_path_factory, embedder) -> Path:
     home = tmp_path_factory.mktemp("sample") / "home"
     samples = sorted((Path(__file__).resolve().parents[1] / "app" / "samples").glob("*.md"))
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        svc.add("kb", samples)
+        svc.kbs.create("kb", mode="graph")
+        svc.builds.add("kb", samples)
     return home
 
 

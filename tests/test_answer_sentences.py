@@ -160,7 +160,7 @@ def answer_lines(answer: str) -> list[str]:
 
 
 def summarize(svc: KnowledgeService, question: str) -> tuple[list[Hit], list[str]]:
-    hits = svc.search(question, ["kb"], top_k=10)
+    hits = svc.search.query(question, ["kb"], top_k=10)
     answer = grounded_answer(question, hits)
     assert answer.found, question
     return hits, answer_lines(answer.answer)
@@ -197,7 +197,7 @@ def test_an_english_question_gets_the_english_sentence(sample_service) -> None:
 def test_a_citation_carries_its_whole_chunk_and_where_the_cited_sentences_lie(
     sample_service,
 ) -> None:
-    hits = sample_service.search("会话超时应该设置多久？", ["kb"], top_k=10)
+    hits = sample_service.search.query("会话超时应该设置多久？", ["kb"], top_k=10)
     answer = grounded_answer("会话超时应该设置多久？", hits)
     first = answer.citations[0]
     hit = next(h for h in hits if h.chunk_id == first.chunk_id)
@@ -209,7 +209,7 @@ def test_a_citation_carries_its_whole_chunk_and_where_the_cited_sentences_lie(
 
 def test_aspect_labels_open_a_paragraph_and_never_double_the_punctuation(sample_service) -> None:
     question = "密码存储和日志保存有哪些要求？"
-    hits = sample_service.search(question, ["kb"], top_k=10)
+    hits = sample_service.search.query(question, ["kb"], top_k=10)
     answer = grounded_answer(
         question, hits, aspects=["密码存储有哪些要求？", "日志保存有哪些要求？"]
     )
@@ -220,7 +220,7 @@ def test_aspect_labels_open_a_paragraph_and_never_double_the_punctuation(sample_
 
 def test_a_single_aspect_answer_has_no_label(sample_service) -> None:
     question = "会话超时应该设置多久？"
-    hits = sample_service.search(question, ["kb"], top_k=10)
+    hits = sample_service.search.query(question, ["kb"], top_k=10)
     answer = grounded_answer(question, hits, aspects=[question])
     assert answer.answer.startswith("- ") and question not in answer.answer
     assert answer.answer != NOT_FOUND_ZH

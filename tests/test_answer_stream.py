@@ -116,12 +116,12 @@ def test_ask_reports_the_answer_as_it_grows_and_stores_only_the_finished_one(tmp
     with FakeOpenAI(_answering, stream_piece=6) as fake:
         settings = Settings(home=tmp_path / "home", openai_base_url=fake.url, openai_api_key="k")
         with KnowledgeService(settings) as svc:
-            svc.create_kb("kb")
+            svc.kbs.create("kb")
             doc = tmp_path / "rules.md"
             doc.write_text(
                 "# Sessions\n\nIdle sessions expire after 15 minutes.\n", encoding="utf-8"
             )
-            svc.add("kb", [doc])
+            svc.builds.add("kb", [doc])
             nodes: list[str] = []
             texts: list[str] = []
 
@@ -130,10 +130,10 @@ def test_ask_reports_the_answer_as_it_grows_and_stores_only_the_finished_one(tmp
                 if event["node"] == "answer_text":
                     texts.append(event["text"])
 
-            result = svc.ask(
+            result = svc.search.ask(
                 "How long until an idle session expires?", ["kb"], max_rounds=1, on_event=on_event
             )
-            stored = svc._runs.recent(1)[0]  # the run log as stored
+            stored = svc._home.runs.recent(1)[0]  # the run log as stored
     streamed = [n for n in nodes if n == "answer_text"]
     assert result.answer.found  # the fake's answer cites hit 1, the one piece of evidence
     assert len(streamed) > 1 and nodes.index("answer_text") < nodes.index("answer")

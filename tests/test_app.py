@@ -26,9 +26,9 @@ def test_the_sample_button_builds_a_searchable_knowledge_base(home):
     at.button(key="build-sample").click()
     run(at)
     svc = knowledge_service()  # the app's own service: it holds the home's Milvus Lite file
-    kbs = {kb.name: kb for kb in svc.list_kbs()}
+    kbs = {kb.name: kb for kb in svc.kbs.all()}
     assert "sample" in kbs and kbs["sample"].mode == "graph"
-    documents, chunks = svc._catalog.kb_counts(kbs["sample"].id)
+    documents, chunks = svc._home.catalog.kb_counts(kbs["sample"].id)
     assert documents == 3 and chunks > 4
-    assert svc.search("会话固定", ["sample"])[0].document.endswith("zh.md")
+    assert svc.search.query("会话固定", ["sample"])[0].document.endswith("zh.md")
     assert "sample · 3 篇文档" in " ".join(c.value for c in at.sidebar.caption)

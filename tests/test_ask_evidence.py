@@ -69,7 +69,7 @@ def test_the_llm_judge_is_told_that_headings_and_scope_notes_are_not_evidence() 
 
 
 def evaluations(svc: KnowledgeService, question: str) -> list[dict[str, Any]]:
-    result = svc.ask(question, ["kb"])
+    result = svc.search.ask(question, ["kb"])
     return [dict(e) for e in result.events if e["node"] == "evaluate"]
 
 
@@ -80,7 +80,7 @@ def test_a_question_whose_second_aspect_round_one_misses_runs_a_second_round(
     "Keys live in a key management service". Round 1 covers the first aspect only, round 2
     searches for 密钥 and finds more (the English checklist), which offline terms cannot
     confirm; the answer then names the aspect it could not find."""
-    result = sample_service.ask(QUESTION, ["kb"])
+    result = sample_service.search.ask(QUESTION, ["kb"])
     rounds = [e for e in result.events if e["node"] == "evaluate"]
     assert len(rounds) >= 2
     assert rounds[0]["covered"] == [PASSWORDS] and rounds[0]["missing"] == [KEYS]

@@ -77,7 +77,7 @@ def test_a_forced_three_round_ask_costs_seven_calls_and_no_rewrite_call(home, em
         # No LLM cache: a verdict on unchanged evidence would be served from it, not the wire.
         llm = LLMClient(settings, None, timeout_s=5.0, backoff_s=0.01)
         with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
-            result = svc.ask(
+            result = svc.search.ask(
                 "How are passwords stored and when do sessions expire?", ["sec"], top_k=1
             )
     assert model.schemas == [
@@ -95,6 +95,6 @@ def test_a_plain_search_with_an_llm_makes_its_one_rewrite_call(home, embedder) -
     with FakeOpenAI() as fake:
         settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="sk-test")
         with KnowledgeService(settings, embedder=embedder) as svc:
-            hits = svc.search("session fixation", ["sec"])
+            hits = svc.search.query("session fixation", ["sec"])
         assert [_schema_of(b)[0] for b in fake.bodies()] == ["QueryRewrites"]
     assert hits[0].document == "sessions.md"

@@ -59,10 +59,10 @@ class FailingEmbedder(HashEmbedder):
 
 def snapshot(svc: KnowledgeService, name: str) -> dict[str, Any]:
     """Everything a knowledge base holds, by content (names, ordinals), never by row id."""
-    kb = svc.kb(name)
+    kb = svc.kbs.get(name)
 
     def rows(sql: str) -> list[tuple[Any, ...]]:
-        return [tuple(r.values()) for r in svc._catalog.db.query(sql, [kb.id])]
+        return [tuple(r.values()) for r in svc._home.catalog.db.query(sql, [kb.id])]
 
     chunk = "JOIN chunks c ON c.id = m.chunk_id JOIN documents d ON d.id = c.document_id"
     return {
@@ -103,12 +103,12 @@ def snapshot(svc: KnowledgeService, name: str) -> dict[str, Any]:
             " JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id"
             f" {chunk} WHERE r.kb_id = ? ORDER BY 1, 2, 3, 4, 5"
         ),
-        "vectors": {k: svc._vectors.count(kb.dimension, kb=kb.id, kind=k) for k in KINDS},
+        "vectors": {k: svc._home.vectors.count(kb.dimension, kb=kb.id, kind=k) for k in KINDS},
     }
 
 
 def searches(svc: KnowledgeService, name: str) -> list[list[tuple[str, str]]]:
-    return [[(h.document, h.text) for h in svc.search(q, [name], top_k=5)] for q in QUERIES]
+    return [[(h.document, h.text) for h in svc.search.query(q, [name], top_k=5)] for q in QUERIES]
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +130,8 @@ def source(tmp_path_factory, embedder) -> dict[str, Any]:
             llm_options={"timeout_s": 2.0, "max_attempts": 3, "backoff_s": 0.01},
         ) as svc,
     ):
-        svc.create_kb("安全", mode="graph", tags=["web", "安全"], description="Web 安全")
-        report = svc.add("安全", sorted(docs.iterdir()))
+        svc.kbs.create("安全", mode="graph", tags=["web", "安全"], description="Web 安全")
+        report = svc.builds.add("安全", sorted(docs.iterdir()))
         assert report.ok and report.questions
     with KnowledgeService(_settings(home), embedder=embedder) as svc:
         before, hits = snapshot(svc, "安全"), searches(svc, "安全")
@@ -140,7 +140,7 @@ def source(tmp_path_factory, embedder) -> dict[str, Any]:
     assert configured.openai_api_key == SECRET
     archive = root / "安全.zip"
     with KnowledgeService(configured, embedder=embedder) as svc:
-        summary = svc.export_kb("安全", archive)
+        summary = svc.kbs.export_archive("安全", archive)
     return {"home": home, "archive": archive, "summary": summary, "before": before, "hits": hits}
 
 
@@ -155,12 +155,12 @@ def test_the_fixture_knowledge_base_has_every_kind_of_row(source):
 
 def test_an_archive_restores_the_same_knowledge_base_on_another_server(source, tmp_path, embedder):
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
-        summary = svc.import_kb(source["archive"])
+        summary = svc.kbs.import_archive(source["archive"])
         assert summary.name == "安全" and summary.reembedded is False
         assert summary.counts == source["summary"].counts
         assert snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全") == source["hits"]
-        assert svc.neighbourhood("安全", "CSRF").nodes
+        assert svc.graph.neighbourhood("安全", "CSRF").nodes
 
 
 def test_an_archive_crosses_from_a_lite_home_to_a_milvus_server_and_back_unchanged(
@@ -169,14 +169,14 @@ def test_an_archive_crosses_from_a_lite_home_to_a_milvus_server_and_back_unchang
     settings = _settings(tmp_path / "team", milvus_uri=milvus_server)
     back = tmp_path / "back.zip"
     with KnowledgeService(settings, embedder=embedder) as svc:
-        summary = svc.import_kb(source["archive"])
+        summary = svc.kbs.import_archive(source["archive"])
         assert summary.counts == source["summary"].counts
         assert snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全") == source["hits"]
-        exported = svc.export_kb("安全", back)  # the vectors now come from the server
+        exported = svc.kbs.export_archive("安全", back)  # the vectors now come from the server
         assert exported.counts == source["summary"].counts
     with KnowledgeService(_settings(tmp_path / "laptop"), embedder=embedder) as svc:
-        assert svc.import_kb(back).reembedded is False
+        assert svc.kbs.import_archive(back).reembedded is False
         assert snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全") == source["hits"]
 
@@ -202,29 +202,29 @@ def test_import_as_a_new_name_sits_beside_the_original_in_the_same_home(source, 
     shutil.copytree(source["home"], home)
     with KnowledgeService(_settings(home), embedder=embedder) as svc:
         with pytest.raises(StoreError, match="already exists.*--as"):
-            svc.import_kb(source["archive"])
-        svc.import_kb(source["archive"], as_name="安全副本")
-        assert [kb.name for kb in svc.list_kbs()] == ["安全", "安全副本"]
+            svc.kbs.import_archive(source["archive"])
+        svc.kbs.import_archive(source["archive"], as_name="安全副本")
+        assert [kb.name for kb in svc.kbs.all()] == ["安全", "安全副本"]
         assert snapshot(svc, "安全副本") == snapshot(svc, "安全") == source["before"]
         assert searches(svc, "安全副本") == searches(svc, "安全")
-        svc.delete_kb("安全")  # the copy owns its own rows and vectors
+        svc.kbs.delete("安全")  # the copy owns its own rows and vectors
         assert snapshot(svc, "安全副本") == source["before"]
 
 
 def test_a_different_embedder_re_embeds_the_texts_and_search_still_works(source, tmp_path):
     hasher = HashEmbedder()
     with KnowledgeService(_settings(tmp_path / "other", embed_batch=8), embedder=hasher) as svc:
-        summary = svc.import_kb(source["archive"])
-        kb = svc.kb("安全")
+        summary = svc.kbs.import_archive(source["archive"])
+        kb = svc.kbs.get("安全")
         assert summary.reembedded is True
         assert (kb.embedding, kb.dimension) == ("test-hash", 64)
         after = snapshot(svc, "安全")
         assert after == source["before"]  # every kind of vector is back, now 64-dimensional
-        assert svc._vectors.count(64, kb=kb.id) == source["summary"].counts["vectors"]
+        assert svc._home.vectors.count(64, kb=kb.id) == source["summary"].counts["vectors"]
         # The embedder saw the texts a build embeds, not the stemmed BM25 text.
         chunk = source["before"]["chunks"][0][2]
         assert any(chunk in text for text in hasher.seen)
-        hits = svc.search("SQL注入 参数化查询", ["安全"], top_k=3)
+        hits = svc.search.query("SQL注入 参数化查询", ["安全"], top_k=3)
         assert hits and hits[0].document == "web-security.md"
 
 
@@ -261,9 +261,9 @@ def test_an_archive_of_an_older_analysis_is_analysed_again_on_import(source, tmp
         },
     )
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
-        svc.import_kb(old)
-        assert svc.kb("安全").analysis == ANALYSIS_VERSION
-        hits = svc.search("参数化查询", ["安全"], strategies=["keyword"])
+        svc.kbs.import_archive(old)
+        assert svc.kbs.get("安全").analysis == ANALYSIS_VERSION
+        hits = svc.search.query("参数化查询", ["安全"], strategies=["keyword"])
         assert hits and hits[0].document == "web-security.md"
 
 
@@ -273,7 +273,7 @@ def _kb_meta(source: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 def _leftovers(svc: KnowledgeService) -> dict[str, int]:
-    db = svc._catalog.db
+    db = svc._home.catalog.db
     tables = ["knowledge_bases", *TABLES]
     return {t: next(iter(db.query(f"SELECT COUNT(*) AS n FROM {t}")))["n"] for t in tables}
 
@@ -304,7 +304,7 @@ def test_files_that_are_not_good_archives_are_refused_with_one_sentence(source, 
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
         for path, message in cases.items():
             with pytest.raises(ParseError, match=message) as caught:
-                svc.import_kb(path)
+                svc.kbs.import_archive(path)
             assert str(caught.value).count(". ") == 0, "one sentence"
         assert set(_leftovers(svc).values()) == {0}
 
@@ -317,8 +317,8 @@ def test_members_that_point_outside_the_archive_are_refused_unread(source, tmp_p
     with KnowledgeService(_settings(tmp_path / "other"), embedder=embedder) as svc:
         for path in (evil, absolute):
             with pytest.raises(ParseError, match="points outside the archive"):
-                svc.import_kb(path)
-        assert svc.list_kbs() == []
+                svc.kbs.import_archive(path)
+        assert svc.kbs.all() == []
     assert not (tmp_path / "escaped.txt").exists() and not (work / "escaped.txt").exists()
 
 
@@ -329,17 +329,17 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path, 
     other = _settings(tmp_path / "other", embed_batch=8, milvus_uri=uri)
     with KnowledgeService(other, embedder=failing) as svc:
         with pytest.raises(ConnectionError):
-            svc.import_kb(source["archive"])
+            svc.kbs.import_archive(source["archive"])
         assert failing.seen, "the first batch was embedded (and written) before the failure"
         assert set(_leftovers(svc).values()) == {0}
         kb_id = next(
             iter(
-                svc._catalog.db.query(
+                svc._home.catalog.db.query(
                     "SELECT seq FROM sqlite_sequence WHERE name = 'knowledge_bases'"
                 )
             )
         )["seq"]
-        assert svc._vectors.count(64, kb=kb_id) == 0
+        assert svc._home.vectors.count(64, kb=kb_id) == 0
         # An archive whose rows do not hold together fails inside the catalog transaction.
         with zipfile.ZipFile(source["archive"]) as zf:
             lines = zf.read("tables/relations.jsonl").decode().splitlines()
@@ -350,9 +350,9 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path, 
             {"tables/relations.jsonl": "\n".join([json.dumps(broken), *lines[1:]]).encode()},
         )
         with pytest.raises(ParseError, match="row 1 of relations"):
-            svc.import_kb(bad)
+            svc.kbs.import_archive(bad)
         assert set(_leftovers(svc).values()) == {0}
-        assert svc.list_kbs() == []
+        assert svc.kbs.all() == []
 
 
 @pytest.mark.slow

@@ -415,11 +415,13 @@ def hostile(tmp_path_factory, embedder) -> Iterator[tuple[str, dict[str, int]]]:
     (root / "docs").mkdir()
     (root / "docs" / XSS_FILE).write_text(XSS_DOC, encoding="utf-8")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        kb = svc.create_kb("evil", mode="graph")
-        report = svc.add("evil", [root / "docs" / XSS_FILE])
+        kb = svc.kbs.create("evil", mode="graph")
+        report = svc.builds.add("evil", [root / "docs" / XSS_FILE])
         assert report.added == [XSS_FILE], report.to_json()
-        chunk = svc._catalog.db.execute("SELECT id FROM chunks WHERE kb_id = ?", [kb.id]).fetchone()
-        graph, ids = svc._graph, {}
+        chunk = svc._home.catalog.db.execute(
+            "SELECT id FROM chunks WHERE kb_id = ?", [kb.id]
+        ).fetchone()
+        graph, ids = svc._home.graph, {}
         for name, kind in ((XSS_IMG, "weakness"), (XSS_SCRIPT, XSS_SCRIPT)):
             key = normalize_entity_name(name)
             ids[name] = graph.create_entity(kb.id, key=key, type_=kind, name=name, attributes={})
@@ -574,9 +576,9 @@ def gated(tmp_path_factory, embedder) -> Iterator[str]:
     require_chromium()
     home = tmp_path_factory.mktemp("gated") / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.add_user("ada", "admin", "ada-password")
-        svc.add_user("vera", "viewer", "vera-password")
-        svc.create_kb("policies")
+        svc.users.add("ada", "admin", "ada-password")
+        svc.users.add("vera", "viewer", "vera-password")
+        svc.kbs.create("policies")
     with serve_app(home, {"ZHIXING_AUTH": "required"}) as url:
         yield url
 

@@ -32,7 +32,7 @@ def served(tmp_path_factory, embedder):  # noqa: ANN001
     root = tmp_path_factory.mktemp("archive")
     home = root / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("rules")
+        svc.kbs.create("rules")
     with serve_app(home) as url:
         yield url, home, root
 

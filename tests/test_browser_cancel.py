@@ -189,12 +189,12 @@ def test_both_cancels_are_audited_and_after_resume_every_chunk_has_its_vector(
         home=app.home, embedding=EMBEDDING, openai_base_url=fake.url, openai_api_key="sk-test"
     )
     with KnowledgeService(settings) as svc:
-        cancels = [e for e in svc.audit_log() if e.action == "build.cancel"]
+        cancels = [e for e in svc.admin.audit_log() if e.action == "build.cancel"]
         assert sorted(e.target for e in cancels) == ["embed", "enrich"]
         assert all(e.detail["job"] for e in cancels)
         for name, count in (("enrich", 8), ("embed", 12)):
-            kb = svc.kb(name)
-            docs = svc.documents(name)
+            kb = svc.kbs.get(name)
+            docs = svc.kbs.documents(name)
             assert len(docs) == count and {d.status for d in docs} == {"indexed"}
             chunks = sum(d.chunks for d in docs)
-            assert svc._vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
+            assert svc._home.vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks

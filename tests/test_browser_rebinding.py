@@ -41,8 +41,8 @@ def app_url(tmp_path_factory, embedder) -> Iterator[str]:
     source.parent.mkdir()
     source.write_text(DOCUMENT, encoding="utf-8")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb(SECRET)
-        assert svc.add(SECRET, [source]).added == [PLANTED_NAME]
+        svc.kbs.create(SECRET)
+        assert svc.builds.add(SECRET, [source]).added == [PLANTED_NAME]
     with serve_app(home) as url:
         yield url
 

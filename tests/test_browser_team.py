@@ -48,8 +48,8 @@ def test_the_command_builds_while_the_served_app_answers_on_one_milvus_server(
             encoding="utf-8",
         )
     with KnowledgeService(Settings(home=home, milvus_uri=milvus_server), embedder=embedder) as svc:
-        svc.create_kb("team")
-        assert svc.add("team", [docs / "base.md"]).ok
+        svc.kbs.create("team")
+        assert svc.builds.add("team", [docs / "base.md"]).ok
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ZHIXING_"))}
     env |= {"ZHIXING_HOME": str(home), "ZHIXING_MILVUS_URI": milvus_server}
     from playwright.sync_api import sync_playwright

@@ -47,8 +47,8 @@ def served(tmp_path_factory, embedder):  # noqa: ANN001
     doc = root / "rules.md"
     doc.write_text("# SQL\n\nQueries are built with bound parameters, never by concatenation.\n")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("rules")
-        svc.add("rules", [doc])
+        svc.kbs.create("rules")
+        svc.builds.add("rules", [doc])
     with serve_app(home) as url:
         yield url, home, root
 

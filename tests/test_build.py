@@ -42,92 +42,94 @@ def docs(tmp_path: Path) -> Path:
 
 
 def _vector_count(service, name: str) -> int:
-    kb = service.kb(name)
-    return service._vectors.count(kb.dimension, kb=kb.id, kind="chunk")
+    kb = service.kbs.get(name)
+    return service._home.vectors.count(kb.dimension, kb=kb.id, kind="chunk")
 
 
 def test_a_built_knowledge_base_answers_chinese_and_english_queries(service, docs):
-    service.create_kb("base")
-    report = service.add("base", [docs])
+    service.kbs.create("base")
+    report = service.builds.add("base", [docs])
     assert report.ok and sorted(report.added) == ["policy.md", "sql.txt"]
-    chunks = sum(d.chunks for d in service.documents("base"))
+    chunks = sum(d.chunks for d in service.kbs.documents("base"))
     assert report.chunks == chunks == _vector_count(service, "base") > 0
 
-    hits = service.search("口令应该怎么存储", ["base"], top_k=3)
+    hits = service.search.query("口令应该怎么存储", ["base"], top_k=3)
     assert hits[0].document == "policy.md"
     assert "bcrypt" in hits[0].text
     assert {"basic", "keyword"} <= set(hits[0].strategies) <= set(STRATEGIES)
-    hits = service.search("prepared statements", ["base"], top_k=3)
+    hits = service.search.query("prepared statements", ["base"], top_k=3)
     assert hits[0].document == "sql.txt" and hits[0].page == 1
 
 
 def test_re_adding_unchanged_files_is_a_no_op(service, docs):
-    service.create_kb("base")
-    first = service.add("base", [docs])
+    service.kbs.create("base")
+    first = service.builds.add("base", [docs])
     count = _vector_count(service, "base")
-    again = service.add("base", [docs])
+    again = service.builds.add("base", [docs])
     assert again.added == [] and sorted(again.skipped) == sorted(first.added)
     assert _vector_count(service, "base") == count
 
 
 def test_a_changed_file_replaces_its_old_version(service, docs):
-    service.create_kb("base")
-    service.add("base", [docs])
+    service.kbs.create("base")
+    service.builds.add("base", [docs])
     (docs / "sql.txt").write_text("Output encoding stops cross-site scripting (XSS).\n", "utf-8")
-    report = service.add("base", [docs / "sql.txt"])
+    report = service.builds.add("base", [docs / "sql.txt"])
     assert report.replaced == ["sql.txt"]
-    texts = [h.text for h in service.search("parameterized queries", ["base"], top_k=10)]
+    texts = [h.text for h in service.search.query("parameterized queries", ["base"], top_k=10)]
     assert not any("parameterized" in t for t in texts)
-    hits = service.search("XSS output encoding", ["base"], top_k=1)
+    hits = service.search.query("XSS output encoding", ["base"], top_k=1)
     assert hits[0].document == "sql.txt" and "XSS" in hits[0].text
-    assert sum(d.chunks for d in service.documents("base")) == _vector_count(service, "base")
+    assert sum(d.chunks for d in service.kbs.documents("base")) == _vector_count(service, "base")
 
 
 def test_removing_a_document_removes_every_trace(service, docs):
-    service.create_kb("base")
-    service.add("base", [docs])
-    removed = service.remove("base", "sql.txt")
+    service.kbs.create("base")
+    service.builds.add("base", [docs])
+    removed = service.builds.remove("base", "sql.txt")
     assert removed.chunks > 0
-    assert [d.source for d in service.documents("base")] == ["policy.md"]
-    kb = service.kb("base")
-    rows = service._catalog.db.execute(
+    assert [d.source for d in service.kbs.documents("base")] == ["policy.md"]
+    kb = service.kbs.get("base")
+    rows = service._home.catalog.db.execute(
         "SELECT COUNT(*) FROM chunks c JOIN documents d ON d.id = c.document_id"
         " WHERE d.kb_id = ? AND d.source = 'sql.txt'",
         (kb.id,),
     ).fetchone()
     assert rows[0] == 0
-    assert _vector_count(service, "base") == service.documents("base")[0].chunks
-    hits = service.search("prepared statements SQL injection", ["base"], top_k=10)
+    assert _vector_count(service, "base") == service.kbs.documents("base")[0].chunks
+    hits = service.search.query("prepared statements SQL injection", ["base"], top_k=10)
     assert all(h.document == "policy.md" for h in hits)
     with pytest.raises(NotFoundError, match="no document named"):
-        service.remove("base", "sql.txt")
+        service.builds.remove("base", "sql.txt")
 
 
 def test_deleting_a_knowledge_base_removes_it_everywhere(service, docs):
-    service.create_kb("gone")
-    service.create_kb("kept")
-    service.add("gone", [docs])
-    service.add("kept", [docs / "sql.txt"])
-    dim, gone_id = service.kb("gone").dimension, service.kb("gone").id
-    service.delete_kb("gone")
-    assert [kb.name for kb in service.list_kbs()] == ["kept"]
-    assert service._vectors.count(dim, kb=gone_id) == 0
-    left = service._catalog.db.execute("SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (gone_id,))
+    service.kbs.create("gone")
+    service.kbs.create("kept")
+    service.builds.add("gone", [docs])
+    service.builds.add("kept", [docs / "sql.txt"])
+    dim, gone_id = service.kbs.get("gone").dimension, service.kbs.get("gone").id
+    service.kbs.delete("gone")
+    assert [kb.name for kb in service.kbs.all()] == ["kept"]
+    assert service._home.vectors.count(dim, kb=gone_id) == 0
+    left = service._home.catalog.db.execute(
+        "SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (gone_id,)
+    )
     assert left.fetchone()[0] == 0
-    assert service.search("prepared statements", ["kept"], top_k=1)[0].document == "sql.txt"
+    assert service.search.query("prepared statements", ["kept"], top_k=1)[0].document == "sql.txt"
     with pytest.raises(NotFoundError, match="no knowledge base named 'gone'"):
-        service.search("x", ["gone"])
+        service.search.query("x", ["gone"])
 
 
 def test_search_scope_is_one_several_or_all(service, docs):
-    service.create_kb("zh")
-    service.create_kb("en")
-    service.add("zh", [docs / "policy.md"])
-    service.add("en", [docs / "sql.txt"])
-    assert {h.kb for h in service.search("bcrypt 口令", ["en"], top_k=5)} == {"en"}
-    both = service.search("bcrypt 口令 prepared statements", None, top_k=10)
+    service.kbs.create("zh")
+    service.kbs.create("en")
+    service.builds.add("zh", [docs / "policy.md"])
+    service.builds.add("en", [docs / "sql.txt"])
+    assert {h.kb for h in service.search.query("bcrypt 口令", ["en"], top_k=5)} == {"en"}
+    both = service.search.query("bcrypt 口令 prepared statements", None, top_k=10)
     assert {h.kb for h in both} == {"zh", "en"}
-    assert {h.kb for h in service.search("bcrypt", ["zh", "en"], top_k=10)} == {"zh", "en"}
+    assert {h.kb for h in service.search.query("bcrypt", ["zh", "en"], top_k=10)} == {"zh", "en"}
 
 
 def test_a_corpus_line_becomes_one_document_named_by_its_id(service, tmp_path):
@@ -137,17 +139,17 @@ def test_a_corpus_line_becomes_one_document_named_by_its_id(service, tmp_path):
         for i, w in enumerate(["owls", "rivers", "volcanoes"])
     ]
     corpus.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    service.create_kb("c")
-    assert sorted(service.add("c", [corpus]).added) == ["p0", "p1", "p2"]
-    hit = service.search("volcanoes", ["c"], top_k=1)[0]
+    service.kbs.create("c")
+    assert sorted(service.builds.add("c", [corpus]).added) == ["p0", "p1", "p2"]
+    hit = service.search.query("volcanoes", ["c"], top_k=1)[0]
     assert (hit.document, hit.title) == ("p2", "Topic 2")
 
 
 def test_duplicate_and_bad_names_are_refused(service):
-    service.create_kb("base")
+    service.kbs.create("base")
     with pytest.raises(StoreError, match="already exists"):
-        service.create_kb("base")
+        service.kbs.create("base")
     with pytest.raises(StoreError, match="needs a name"):
-        service.create_kb("  ")
+        service.kbs.create("  ")
     with pytest.raises(StoreError, match="valid build modes: index, graph"):
-        service.create_kb("x", mode="fast")
+        service.kbs.create("x", mode="fast")

@@ -28,22 +28,22 @@ def _files(folder, names):
 
 
 def _consistent(service, name):
-    kb = service.kb(name)
-    docs = service.documents(name)
-    chunks = service._catalog.db.execute(
+    kb = service.kbs.get(name)
+    docs = service.kbs.documents(name)
+    chunks = service._home.catalog.db.execute(
         "SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (kb.id,)
     ).fetchone()[0]
     assert {d.status for d in docs} == {"indexed"}
     assert chunks == sum(d.chunks for d in docs)
-    assert service._vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
-    questions = service._catalog.db.execute("SELECT COUNT(*) FROM questions").fetchone()[0]
+    assert service._home.vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
+    questions = service._home.catalog.db.execute("SELECT COUNT(*) FROM questions").fetchone()[0]
     indexed = questions if service.llm is not None else 0  # offline questions are not indexed
-    assert service._vectors.count(kb.dimension, kb=kb.id, kind="question") == indexed
+    assert service._home.vectors.count(kb.dimension, kb=kb.id, kind="question") == indexed
     return docs
 
 
 def test_two_builds_of_one_knowledge_base_at_once_never_interleave(service, tmp_path):
-    service.create_kb("kb")
+    service.kbs.create("kb")
     first = _files(tmp_path / "a", range(0, 40))
     second = _files(tmp_path / "b", range(20, 60))  # overlaps: same names 20..39 in both
     second = first[20:] + second[20:]
@@ -53,7 +53,7 @@ def test_two_builds_of_one_knowledge_base_at_once_never_interleave(service, tmp_
     def add(key, paths):
         start.wait()
         try:
-            outcome[key] = service.add("kb", paths)
+            outcome[key] = service.builds.add("kb", paths)
         except BuildBusyError as exc:
             outcome[key] = exc
 
@@ -72,19 +72,19 @@ def test_two_builds_of_one_knowledge_base_at_once_never_interleave(service, tmp_
     docs = _consistent(service, "kb")
     assert {d.source for d in docs} == expected
     # The refused one, run again, builds what it lacks and duplicates nothing.
-    service.add("kb", second)
-    service.add("kb", first)
+    service.builds.add("kb", second)
+    service.builds.add("kb", first)
     docs = _consistent(service, "kb")
     assert len(docs) == 60
 
 
 def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path):
-    kb = service.create_kb("kb")
+    kb = service.kbs.create("kb")
     other = subprocess.Popen(["sleep", "30"])
     try:
         from zhixing.core.build.durable import _start_time
 
-        service._catalog.claim_job(
+        service._home.catalog.claim_job(
             kb.id,
             total=1,
             paths=["/elsewhere"],
@@ -93,20 +93,20 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
             alive=lambda pid, started: True,
         )
         with pytest.raises(BuildBusyError, match=f"process {other.pid}"):
-            service.add("kb", _files(tmp_path / "a", range(2)))
+            service.builds.add("kb", _files(tmp_path / "a", range(2)))
     finally:
         other.kill()
         other.wait()
     # Its process gone, the job is interrupted and the knowledge base free again.
-    report = service.add("kb", _files(tmp_path / "a", range(2)))
+    report = service.builds.add("kb", _files(tmp_path / "a", range(2)))
     assert report.ok
-    statuses = [j["status"] for j in service._catalog.jobs(kb.id)]
+    statuses = [j["status"] for j in service._home.catalog.jobs(kb.id)]
     assert statuses == ["interrupted", "done"]
 
 
 def test_searches_during_a_build_see_only_indexed_documents(service, tmp_path):
-    service.create_kb("kb")
-    service.add("kb", _files(tmp_path / "seed", range(0, 5)))
+    service.kbs.create("kb")
+    service.builds.add("kb", _files(tmp_path / "seed", range(0, 5)))
     more = _files(tmp_path / "more", range(5, 65))
     errors: list[BaseException] = []
     results = 0
@@ -118,13 +118,15 @@ def test_searches_during_a_build_see_only_indexed_documents(service, tmp_path):
         while not stop.is_set():
             try:
                 if n % 4 == 0:
-                    answer = service.ask(f"What must server {n} validate?", ["kb"], max_rounds=1)
+                    answer = service.search.ask(
+                        f"What must server {n} validate?", ["kb"], max_rounds=1
+                    )
                     hits = [c for c in answer.answer.citations]
                     documents = {c.document for c in hits}
                 else:
-                    found = service.search(f"audit event {n * 7}", ["kb"], top_k=5)
+                    found = service.search.query(f"audit event {n * 7}", ["kb"], top_k=5)
                     documents = {h.document for h in found}
-                indexed = {d.source for d in service.documents("kb") if d.status == "indexed"}
+                indexed = {d.source for d in service.kbs.documents("kb") if d.status == "indexed"}
                 assert documents <= indexed, documents - indexed
                 with lock:
                     results += 1
@@ -135,7 +137,7 @@ def test_searches_during_a_build_see_only_indexed_documents(service, tmp_path):
     threads = [threading.Thread(target=reader, args=(n,)) for n in range(8)]
     for t in threads:
         t.start()
-    report = service.add("kb", more)
+    report = service.builds.add("kb", more)
     time.sleep(0.5)
     stop.set()
     for t in threads:
@@ -146,13 +148,13 @@ def test_searches_during_a_build_see_only_indexed_documents(service, tmp_path):
 
 
 def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tmp_path):
-    kb = service.create_kb("kb")
+    kb = service.kbs.create("kb")
     staging = service.settings.home / "uploads" / "abc123def456"
     paths = _files(staging, range(3))
     dead = subprocess.Popen(["true"])
     dead.wait()
     # What a SIGKILL of the server leaves: a `running` job of a process that is gone.
-    job_id = service._catalog.claim_job(
+    job_id = service._home.catalog.claim_job(
         kb.id,
         total=3,
         paths=[str(p) for p in paths],
@@ -161,7 +163,7 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
         alive=lambda pid, started: False,
     )
     jobs = BuildJobs()
-    [view] = jobs.resume_interrupted(service)
+    [view] = jobs.resume_interrupted(service.builds)
     assert view.id == "abc123def456" and view.kb == "kb" and view.running
     view = jobs.wait(view.id, 120)
     assert (
@@ -170,8 +172,8 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
         and sorted(view.report.added) == [p.name for p in paths]
     )
     assert not staging.exists()
-    assert [(j["id"], j["status"]) for j in service._catalog.jobs(kb.id)] == [(job_id, "done")]
-    assert jobs.resume_interrupted(service) == []
+    assert [(j["id"], j["status"]) for j in service._home.catalog.jobs(kb.id)] == [(job_id, "done")]
+    assert jobs.resume_interrupted(service.builds) == []
     _consistent(service, "kb")
 
 

@@ -63,8 +63,8 @@ def test_a_one_document_build_moves_through_the_embedding_and_names_each_stage(
     events: list[ProgressEvent] = []
     settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=1000)
     with KnowledgeService(settings, embedder=HashEmbedder()) as svc:
-        svc.create_kb("kb", mode="index")
-        svc.add("kb", [doc], on_event=events.append)
+        svc.kbs.create("kb", mode="index")
+        svc.builds.add("kb", [doc], on_event=events.append)
     assert {e.stage for e in events} <= set(STAGES)
     read = next(i for i, e in enumerate(events) if e.stage == "parse")
     assert events[read].done == events[read].total == 1  # the one document is read at once…
@@ -88,8 +88,8 @@ def test_a_running_job_shows_its_stage_and_a_fraction_between_its_steps(
     settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=1000)
     jobs = BuildJobs()
     with KnowledgeService(settings, embedder=embedder) as svc:
-        svc.create_kb("kb", mode="index")
-        job = jobs.start(svc, "kb", [("rules.md", long_document())])
+        svc.kbs.create("kb", mode="index")
+        job = jobs.start(svc.builds, "kb", [("rules.md", long_document())])
         try:
             assert embedder.waiting.wait(60)
             view = jobs.get(job.id)
@@ -114,8 +114,8 @@ def test_the_indexed_chunks_rise_batch_by_batch_while_the_build_embeds(
     events: list[ProgressEvent] = []
     settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=32)
     with KnowledgeService(settings, embedder=HashEmbedder()) as svc:
-        svc.create_kb("kb", mode="index")
-        report = svc.add("kb", [doc], on_event=events.append)
+        svc.kbs.create("kb", mode="index")
+        report = svc.builds.add("kb", [doc], on_event=events.append)
     # Each batch says so once its vectors are written, with the chunks indexed so far …
     written = [e for e in events if e.stage == "indexing" and e.step == e.steps > 0]
     assert [e.chunks for e in written] == [

@@ -46,9 +46,9 @@ def test_a_one_slot_server_at_the_default_concurrency_gets_no_request_twice(
         assert settings.llm_concurrency == 8
         options = {"timeout_s": 1.0, "backoff_s": 0.01}
         with KnowledgeService(settings, embedder=embedder, llm_options=options) as svc:
-            svc.create_kb("kb", mode="graph")
+            svc.kbs.create("kb", mode="graph")
             stages: list[str] = []
-            report = svc.add(
+            report = svc.builds.add(
                 "kb", [_corpus(tmp_path, 6)], on_event=lambda e: stages.append(e.stage)
             )
         bodies = [json.dumps(b, sort_keys=True) for b in fake.bodies()]
@@ -132,7 +132,7 @@ def test_a_build_whose_every_request_times_out_pauses_as_busy_never_as_unreachab
                 state["slow"] = False  # the server catches up while the build waits
 
         with KnowledgeService(settings, embedder=embedder, llm_options=options) as svc:
-            svc.create_kb("kb")
-            report = svc.add("kb", [_corpus(tmp_path, 3)], on_event=on_event)
+            svc.kbs.create("kb")
+            report = svc.builds.add("kb", [_corpus(tmp_path, 3)], on_event=on_event)
         assert report.ok and report.degraded == 0, report.to_json()
         assert paused and all("is busy" in m and "cannot be reached" not in m for m in paused)

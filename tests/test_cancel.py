@@ -63,10 +63,10 @@ def wait_for(test, what: str, timeout_s: float = 60) -> None:  # noqa: ANN001
 def cancel_and_time(svc: KnowledgeService, job: JobView) -> tuple[JobView, float]:
     """Cancel through the service; return the ended job and the seconds it took to end."""
     started = time.monotonic()
-    svc.cancel_job(job.id)
-    wait_for(lambda: not svc.job(job.id).running, "the job to end", CANCEL_WITHIN_S + 5)
+    svc.builds.cancel(job.id)
+    wait_for(lambda: not svc.builds.job(job.id).running, "the job to end", CANCEL_WITHIN_S + 5)
     took = time.monotonic() - started
-    view = svc.job(job.id)
+    view = svc.builds.job(job.id)
     assert view is not None
     return view, took
 
@@ -74,20 +74,20 @@ def cancel_and_time(svc: KnowledgeService, job: JobView) -> tuple[JobView, float
 def assert_consistent(svc: KnowledgeService, name: str) -> tuple[int, int]:
     """No document `indexed` without every vector, no vector of a half-built document: return
     (documents, chunks)."""
-    kb = svc.kb(name)
-    docs = svc.documents(name)
+    kb = svc.kbs.get(name)
+    docs = svc.kbs.documents(name)
     assert {d.status for d in docs} <= {"indexed"}, [(d.source, d.status) for d in docs]
     chunks = sum(d.chunks for d in docs)
-    assert svc._vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
+    assert svc._home.vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
     return len(docs), chunks
 
 
 def reference(svc: KnowledgeService, mode: str) -> tuple[int, int]:
     """The same uploads built without a cancel, into a knowledge base of their own."""
-    svc.create_kb("reference", mode=mode)
-    view = svc.start_build("reference", UPLOADS)
-    wait_for(lambda: not svc.job(view.id).running, "the reference build", 120)
-    assert svc.job(view.id).state == "done"
+    svc.kbs.create("reference", mode=mode)
+    view = svc.builds.start("reference", UPLOADS)
+    wait_for(lambda: not svc.builds.job(view.id).running, "the reference build", 120)
+    assert svc.builds.job(view.id).state == "done"
     return assert_consistent(svc, "reference")
 
 
@@ -110,8 +110,8 @@ def test_a_cancel_during_enrichment_abandons_the_model_calls_and_a_resume_finish
         chunk_overlap_units=8,
     )
     with KnowledgeService(settings, embedder=HashEmbedder(), jobs=BuildJobs()) as svc:
-        svc.create_kb("kb", mode="index")
-        job = svc.start_build("kb", UPLOADS)
+        svc.kbs.create("kb", mode="index")
+        job = svc.builds.start("kb", UPLOADS)
         wait_for(lambda: fake.chat_count >= 2, "the first model calls")
         view, took = cancel_and_time(svc, job)
         sent = fake.chat_count
@@ -124,13 +124,13 @@ def test_a_cancel_during_enrichment_abandons_the_model_calls_and_a_resume_finish
         time.sleep(1.0)  # the abandoned requests end; no new one is sent
         assert fake.chat_count == sent
         # The cancel is audited: who, which knowledge base, which job.
-        [entry] = [e for e in svc.audit_log() if e.action == "build.cancel"]
+        [entry] = [e for e in svc.admin.audit_log() if e.action == "build.cancel"]
         assert entry.target == "kb" and entry.detail["job"] == job.id
         # The uploads stayed for the resume, which finishes the build.
         fake.latency_s = 0.0
-        resumed = svc.resume_job(job.id)
-        wait_for(lambda: not svc.job(resumed.id).running, "the resumed build", 120)
-        assert svc.job(resumed.id).state == "done" and svc.job(job.id) is None
+        resumed = svc.builds.resume(job.id)
+        wait_for(lambda: not svc.builds.job(resumed.id).running, "the resumed build", 120)
+        assert svc.builds.job(resumed.id).state == "done" and svc.builds.job(job.id) is None
         assert assert_consistent(svc, "kb") == reference(svc, "index")
         print(f"\ncancel during enrichment took {took:.2f} s")
 
@@ -147,9 +147,9 @@ def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents
         chunk_overlap_units=8,
     )
     with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
-        svc.create_kb("kb", mode="index")
-        job = svc.start_build("kb", UPLOADS)
-        wait_for(lambda: (svc.job(job.id).chunks or 0) >= 8, "the first batch written")
+        svc.kbs.create("kb", mode="index")
+        job = svc.builds.start("kb", UPLOADS)
+        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
         embedder.delay_s = 1.0  # a slow step is in hand when the cancel comes
         wait_for(lambda: embedder.calls >= 2, "a step in hand")
         view, took = cancel_and_time(svc, job)
@@ -163,9 +163,9 @@ def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents
         time.sleep(1.2)
         assert embedder.calls <= calls + 1  # the step in hand at most; no new one
         embedder.delay_s = 0.0
-        resumed = svc.resume_job(job.id)
-        wait_for(lambda: not svc.job(resumed.id).running, "the resumed build", 120)
-        final = svc.job(resumed.id)
+        resumed = svc.builds.resume(job.id)
+        wait_for(lambda: not svc.builds.job(resumed.id).running, "the resumed build", 120)
+        final = svc.builds.job(resumed.id)
         assert final.state == "done" and len(final.report.skipped) == report.indexed
         assert assert_consistent(svc, "kb") == reference(svc, "index")
         print(f"\ncancel during embedding took {took:.2f} s")
@@ -181,16 +181,16 @@ def test_a_cancelled_build_is_resumed_by_the_command_line_resume(tmp_path) -> No
         chunk_overlap_units=8,
     )
     with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
-        svc.create_kb("kb", mode="index")
-        job = svc.start_build("kb", UPLOADS)
-        wait_for(lambda: (svc.job(job.id).chunks or 0) >= 8, "the first batch written")
+        svc.kbs.create("kb", mode="index")
+        job = svc.builds.start("kb", UPLOADS)
+        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
         view, _ = cancel_and_time(svc, job)
         assert view.state == "cancelled" and view.report.left
         embedder.delay_s = 0.0
         # What `zhixing resume` runs: interrupted builds and what cancelled ones left.
-        [report] = svc.resume_interrupted("kb", cancelled=True)
+        [report] = svc.builds.resume_interrupted("kb", cancelled=True)
         assert not report.cancelled and report.ok
-        assert svc.resume_interrupted("kb", cancelled=True) == []
+        assert svc.builds.resume_interrupted("kb", cancelled=True) == []
         assert assert_consistent(svc, "kb") == reference(svc, "index")
 
 
@@ -208,11 +208,12 @@ def test_a_cancel_stops_a_pdf_parse_by_killing_its_worker_processes(tmp_path, mo
     sample.write_bytes(_one_page_pdf())
     settings = Settings(home=tmp_path / "home", parse_workers=1)
     with KnowledgeService(settings, embedder=HashEmbedder(), jobs=BuildJobs()) as svc:
-        svc.create_kb("kb", mode="index")
+        svc.kbs.create("kb", mode="index")
         cancel = threading.Event()
         outcome: list[object] = []
         build = threading.Thread(
-            target=lambda: outcome.append(svc.add("kb", [sample], cancel=cancel)), daemon=True
+            target=lambda: outcome.append(svc.builds.add("kb", [sample], cancel=cancel)),
+            daemon=True,
         )
         build.start()
         time.sleep(1.0)  # the worker is started and hangs
@@ -223,7 +224,7 @@ def test_a_cancel_stops_a_pdf_parse_by_killing_its_worker_processes(tmp_path, mo
         assert not build.is_alive() and took < 3, f"the parse went on {took:.1f} s"
         [report] = outcome
         assert report.cancelled and report.left == 1 and not report.failed  # type: ignore[attr-defined]
-        assert svc.documents("kb") == []
+        assert svc.kbs.documents("kb") == []
         print(f"\ncancel during a PDF parse took {took:.2f} s")
 
 

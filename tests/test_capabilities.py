@@ -100,10 +100,10 @@ def test_a_server_that_refuses_json_schema_gets_json_object_and_a_build_through_
         assert client.method == "json_mode"
         settings = _settings(fake, home=tmp_path / "home")
         with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as svc:
-            svc.create_kb("kb", mode="graph")
-            report = svc.add("kb", [doc])
+            svc.kbs.create("kb", mode="graph")
+            report = svc.builds.add("kb", [doc])
             assert report.ok and report.degraded == 0, report.to_json()
-            assert svc.graph_stats("kb").types  # entities came back through json_object
+            assert svc.graph.stats("kb").types  # entities came back through json_object
         sent = fake.bodies()
         assert sent and all(b["response_format"] == {"type": "json_object"} for b in sent)
         probes = len(fake.probes)

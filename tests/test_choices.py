@@ -52,7 +52,7 @@ def test_a_strategy_list_keeps_the_first_of_each_and_names_a_wrong_one():
 def test_every_document_state_the_catalog_writes_is_a_document_state(service, tmp_path):
     (tmp_path / "good.md").write_text("# Rule\n\nPasswords are hashed.\n", encoding="utf-8")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
-    service.create_kb("kb")
-    service.add("kb", [tmp_path / "good.md", tmp_path / "broken.pdf"])
-    states = {d.source: DocumentState.parse(d.status) for d in service.documents("kb")}
+    service.kbs.create("kb")
+    service.builds.add("kb", [tmp_path / "good.md", tmp_path / "broken.pdf"])
+    states = {d.source: DocumentState.parse(d.status) for d in service.kbs.documents("kb")}
     assert states == {"good.md": DocumentState.INDEXED, "broken.pdf": DocumentState.FAILED}

@@ -43,12 +43,12 @@ def home(tmp_path: Path, embedder) -> Path:  # noqa: ANN001
     (docs / "audit.md").write_text(AUDIT, encoding="utf-8")
     home = tmp_path / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("rules")
-        svc.add("rules", [docs / "levels.md"])
-        svc.create_kb("finance")
-        svc.add("finance", [docs / "audit.md"])
-        svc.add_user("alice", "viewer", "alice-password")
-        svc.add_user("bob", "viewer", "bob-password")
+        svc.kbs.create("rules")
+        svc.builds.add("rules", [docs / "levels.md"])
+        svc.kbs.create("finance")
+        svc.builds.add("finance", [docs / "audit.md"])
+        svc.users.add("alice", "viewer", "alice-password")
+        svc.users.add("bob", "viewer", "bob-password")
     return home
 
 
@@ -63,17 +63,19 @@ def _cited(result: Any) -> str:
 def test_each_user_sees_only_their_own_conversations(home, embedder) -> None:  # noqa: ANN001
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         alice, bob = svc.as_user(ALICE), svc.as_user(BOB)
-        mine = alice.new_conversation()
-        alice.ask("What does a level 2 password need?", ["rules"], conversation=mine.id)
-        theirs = bob.new_conversation()
-        assert [c.id for c in alice.conversations()] == [mine.id]
-        assert [c.id for c in bob.conversations()] == [theirs.id]
+        mine = alice.conversations.new()
+        alice.search.ask("What does a level 2 password need?", ["rules"], conversation=mine.id)
+        theirs = bob.conversations.new()
+        assert [c.id for c in alice.conversations.all()] == [mine.id]
+        assert [c.id for c in bob.conversations.all()] == [theirs.id]
         with pytest.raises(NotFoundError, match="no such conversation"):
-            bob.turns(mine.id)
+            bob.conversations.turns(mine.id)
         with pytest.raises(NotFoundError, match="no such conversation"):
-            bob.ask("and for level 3?", ["rules"], conversation=mine.id)  # no writing into it
-        bob.new_conversation()  # bob's "new conversation" leaves alice's as it was
-        turns, hidden = alice.turns(mine.id)
+            bob.search.ask(
+                "and for level 3?", ["rules"], conversation=mine.id
+            )  # no writing into it
+        bob.conversations.new()  # bob's "new conversation" leaves alice's as it was
+        turns, hidden = alice.conversations.turns(mine.id)
         assert [t.question for t in turns] == ["What does a level 2 password need?"] and not hidden
 
 
@@ -85,26 +87,28 @@ def alice(home, embedder):  # noqa: ANN001
 
 
 def test_a_follow_up_is_answered_with_the_earlier_turn_offline(alice) -> None:  # noqa: ANN001
-    talk = alice.new_conversation()
-    alice.ask("What does a level 2 password need?", ["rules"], conversation=talk.id)
-    follow = alice.ask("and for level 3?", ["rules"], conversation=talk.id)
+    talk = alice.conversations.new()
+    alice.search.ask("What does a level 2 password need?", ["rules"], conversation=talk.id)
+    follow = alice.search.ask("and for level 3?", ["rules"], conversation=talk.id)
     assert _plan(follow)["resolved"] == "What does a level 3 password need?"
     assert "16 characters" in _cited(follow)
     # The same words with no earlier turn are a question of their own.
-    alone = alice.ask("and for level 3?", ["rules"], conversation=alice.new_conversation().id)
+    alone = alice.search.ask(
+        "and for level 3?", ["rules"], conversation=alice.conversations.new().id
+    )
     assert "resolved" not in _plan(alone)
-    once = alice.ask("and for level 3?", ["rules"])  # no conversation: no memory at all
+    once = alice.search.ask("and for level 3?", ["rules"])  # no conversation: no memory at all
     assert "resolved" not in _plan(once)
 
 
 def test_the_memory_survives_a_restart_of_the_service(home, embedder) -> None:  # noqa: ANN001
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        talk = svc.as_user(ALICE).new_conversation()
-        svc.as_user(ALICE).ask(
+        talk = svc.as_user(ALICE).conversations.new()
+        svc.as_user(ALICE).search.ask(
             "What does a level 2 password need?", ["rules"], conversation=talk.id
         )
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        follow = svc.as_user(ALICE).ask("and for level 3?", ["rules"], conversation=talk.id)
+        follow = svc.as_user(ALICE).search.ask("and for level 3?", ["rules"], conversation=talk.id)
     assert _plan(follow)["resolved"] == "What does a level 3 password need?"
 
 
@@ -114,14 +118,16 @@ def test_a_user_removed_from_a_knowledge_base_no_longer_sees_answers_that_cite_i
 ) -> None:
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         alice = svc.as_user(ALICE)
-        talk = alice.new_conversation()
-        alice.ask("How long are payment audit records kept?", ["finance"], conversation=talk.id)
-        assert "seven years" in str(alice.turns(talk.id)[0][0].answer)
-        svc.restrict("finance", ["bob"])  # alice is no longer a member
-        turns, hidden = alice.turns(talk.id)
+        talk = alice.conversations.new()
+        alice.search.ask(
+            "How long are payment audit records kept?", ["finance"], conversation=talk.id
+        )
+        assert "seven years" in str(alice.conversations.turns(talk.id)[0][0].answer)
+        svc.kbs.restrict("finance", ["bob"])  # alice is no longer a member
+        turns, hidden = alice.conversations.turns(talk.id)
         assert (turns, hidden) == ([], 1)
         # Nor does the thread's memory carry the withheld turn into her next question.
-        follow = alice.ask("and how long for level 3?", ["rules"], conversation=talk.id)
+        follow = alice.search.ask("and how long for level 3?", ["rules"], conversation=talk.id)
         assert "payment" not in _plan(follow).get("resolved", "")
 
 
@@ -155,9 +161,9 @@ def test_with_an_llm_the_plan_sees_the_earlier_turns_and_writes_the_standalone_q
         llm = LLMClient(settings, None, timeout_s=5.0, backoff_s=0.01)
         with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
             alice = svc.as_user(ALICE)
-            talk = alice.new_conversation()
-            alice.ask("What does a level 2 password need?", ["rules"], conversation=talk.id)
-            follow = alice.ask("and for level 3?", ["rules"], conversation=talk.id)
+            talk = alice.conversations.new()
+            alice.search.ask("What does a level 2 password need?", ["rules"], conversation=talk.id)
+            follow = alice.search.ask("and for level 3?", ["rules"], conversation=talk.id)
     first, second = model.plan_prompts
     assert "(none)" in first and "Q: What does a level 2 password need?" in second
     assert _plan(follow)["resolved"] == "level 3 password rules"
@@ -209,14 +215,14 @@ def test_an_uploaded_workspace_is_staged_by_a_server_made_name_and_removed_after
     outside.unlink(missing_ok=True)
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         alice = svc.as_user(ALICE)
-        talk = alice.new_conversation()
-        result = alice.run_task(
+        talk = alice.conversations.new()
+        result = alice.tasks.run(
             "Audit the project for SQL injection",
             ["rules"],
             upload=(name, _archive()),
             conversation=talk.id,
         )
-        [turn], _ = alice.turns(talk.id)
+        [turn], _ = alice.conversations.turns(talk.id)
     assert turn.kind == "task" and turn.answer["report"] == result.report
     assert not outside.exists()
     left = [p for p in (home / "uploads").rglob("*")] + [p for p in (home / "runs").rglob("*")]
@@ -226,16 +232,16 @@ def test_an_uploaded_workspace_is_staged_by_a_server_made_name_and_removed_after
 def test_an_upload_that_is_not_an_archive_is_refused_in_a_sentence(home, embedder) -> None:  # noqa: ANN001
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         with pytest.raises(Exception, match="must be a .zip"):
-            svc.run_task("Audit it", ["rules"], upload=("notes.txt", b"hello"))
+            svc.tasks.run("Audit it", ["rules"], upload=("notes.txt", b"hello"))
         assert not any((home / "uploads").rglob("*"))
 
 
 def test_a_follow_up_task_is_researched_with_the_earlier_task(alice) -> None:  # noqa: ANN001
-    talk = alice.new_conversation()
-    alice.run_task("Check the level 2 password rules", ["rules"], conversation=talk.id)
-    second = alice.run_task("and for level 3?", ["rules"], conversation=talk.id)
-    alone = alice.run_task("and for level 3?", ["rules"])
-    kinds = [t.kind for t in alice.turns(talk.id)[0]]
+    talk = alice.conversations.new()
+    alice.tasks.run("Check the level 2 password rules", ["rules"], conversation=talk.id)
+    second = alice.tasks.run("and for level 3?", ["rules"], conversation=talk.id)
+    alone = alice.tasks.run("and for level 3?", ["rules"])
+    kinds = [t.kind for t in alice.conversations.turns(talk.id)[0]]
 
     def researched(result: Any) -> str:
         plan = next(e for e in result.events if e["node"] == "plan" and e.get("phase"))

@@ -1,7 +1,7 @@
 """Findings CSV a spreadsheet opens as data (issue 33): a planted file name or clause heading
 that starts a formula (`=`, `+`, `-`, `@`, tab, CR) is written behind a `'`, read back with the
 csv module from every CSV the product writes: `zhixing run --findings`, the Agent page's
-download (`KnowledgeService.findings_text`) and the audit pack's `to_csv`."""
+download (`core.service.findings_text`) and the audit pack's `to_csv`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.command import zx
 from zhixing.core.audit import audit_tree, to_csv
-from zhixing.core.service import KnowledgeService
+from zhixing.core.service import findings_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOP = ROOT / "samples" / "springboot-shop"
@@ -73,7 +73,7 @@ def test_the_page_download_neutralises_every_formula_start_in_names_and_clause_h
             ("ok", "ok.java\r=1+1", "a heading\r@SUM(A1)"),  # a bare CR would start a row
         )
     ]
-    rows = _rows(KnowledgeService.findings_text(findings, "csv"))
+    rows = _rows(findings_text(findings, "csv"))
     assert len(rows) == len(findings)  # one row each: no cell spilled into a row of its own
     _no_cell_starts_a_formula(rows)
     assert rows[0]["file"] == "'=cmd|' /C calc'!A0.java"

@@ -71,21 +71,23 @@ def test_a_knowledge_base_built_with_e5_searches_with_it_and_refuses_another_mod
 ):
     settings = Settings(home=tmp_path / "home", embedding="e5-small", parse_workers=1)
     with KnowledgeService(settings, embedder=e5) as svc:
-        svc.create_kb("kb")
-        estimate = svc.estimate("kb", sorted(docs.iterdir()))
+        svc.kbs.create("kb")
+        estimate = svc.builds.estimate("kb", sorted(docs.iterdir()))
         assert estimate is not None and estimate.llm is None  # offline: no LLM part
         assert estimate.chunks == estimate.embedding.texts == 3
         assert estimate.embedding.model == "e5-small"
         assert 0 < (estimate.embedding.seconds or 0) < 5
-        assert svc.add("kb", sorted(docs.iterdir())).ok
-        kb = svc.kb("kb")
+        assert svc.builds.add("kb", sorted(docs.iterdir())).ok
+        kb = svc.kbs.get("kb")
         assert (kb.embedding, kb.dimension) == ("e5-small", 384)
-        hits = svc.search("How is the session identifier handled after login?", ["kb"])
+        hits = svc.search.query("How is the session identifier handled after login?", ["kb"])
         assert hits and hits[0].document == "session.md"
     with KnowledgeService(Settings(home=tmp_path / "home"), embedder=embedder) as svc:
-        assert svc.estimate("kb", sorted(docs.iterdir())) is None  # fast and offline: no pass
+        assert (
+            svc.builds.estimate("kb", sorted(docs.iterdir())) is None
+        )  # fast and offline: no pass
         with pytest.raises(ZhixingError, match="ZHIXING_EMBEDDING=e5-small"):
-            svc.search("session", ["kb"])
+            svc.search.query("session", ["kb"])
 
 
 def test_the_estimate_scales_with_the_text_and_reads_chinese_as_denser(e5, embedder):

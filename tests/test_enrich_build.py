@@ -43,17 +43,17 @@ def docs(tmp_path: Path) -> Path:
 
 
 def _count(service, sql: str, *params) -> int:
-    return service._catalog.db.execute(sql, params).fetchone()[0]
+    return service._home.catalog.db.execute(sql, params).fetchone()[0]
 
 
 def _vectors(service, name: str, kind: str) -> int:
-    kb = service.kb(name)
-    return service._vectors.count(kb.dimension, kb=kb.id, kind=kind)
+    kb = service.kbs.get(name)
+    return service._home.vectors.count(kb.dimension, kb=kb.id, kind=kind)
 
 
 def test_index_mode_offline_indexes_each_chunk_by_its_text_alone(service, docs):
-    service.create_kb("idx", mode="index")
-    report = service.add("idx", [docs])
+    service.kbs.create("idx", mode="index")
+    report = service.builds.add("idx", [docs])
     # Heuristic questions made retrieval worse on every set measured (issue 15): an offline
     # build writes none, embeds only the chunks and extracts no entities.
     assert report.ok and report.questions == 0 and report.chunks > 0
@@ -61,39 +61,39 @@ def test_index_mode_offline_indexes_each_chunk_by_its_text_alone(service, docs):
     assert _vectors(service, "idx", "question") == 0
     assert _count(service, "SELECT COUNT(*) FROM entities") == 0
     assert _vectors(service, "idx", "chunk") == report.chunks
-    hits = service.search("参数化查询防止 SQL 注入", ["idx"], top_k=3)
+    hits = service.search.query("参数化查询防止 SQL 注入", ["idx"], top_k=3)
     assert hits and "参数化查询" in hits[0].text
 
 
 def test_graph_mode_builds_entities_and_relations_with_mentions(service, docs):
-    service.create_kb("kg", mode="graph")
-    report = service.add("kg", [docs])
+    service.kbs.create("kg", mode="graph")
+    report = service.builds.add("kg", [docs])
     assert report.ok
-    stats = service.graph_stats("kg")
+    stats = service.graph.stats("kg")
     assert stats.entities > 3 and stats.relations > 0
     assert stats.entities == _vectors(service, "kg", "entity")
-    view = service.neighbourhood("kg", "SQL注入", hops=1)
+    view = service.graph.neighbourhood("kg", "SQL注入", hops=1)
     names = {n.name for n in view.nodes}
     assert any("参数化查询" in n or "parameterized" in n.lower() for n in names)
     assert view.edges and all(n.chunks for n in view.nodes)
 
 
 def test_sql_injection_in_two_languages_becomes_one_entity(service, docs):
-    service.create_kb("kg", mode="graph")
-    service.add("kg", [docs])
-    view = service.neighbourhood("kg", "sql injection", hops=0)
+    service.kbs.create("kg", mode="graph")
+    service.builds.add("kg", [docs])
+    view = service.graph.neighbourhood("kg", "sql injection", hops=0)
     assert len(view.nodes) == 1
     node = view.nodes[0]
     spellings = {node.name.lower(), *(a.lower() for a in node.aliases)}
     assert {"sql injection", "sql注入"} <= spellings
-    assert view == service.neighbourhood("kg", "SQL注入", hops=0)
+    assert view == service.graph.neighbourhood("kg", "SQL注入", hops=0)
 
 
 def test_removing_a_document_leaves_no_orphan_entity_relation_question_or_vector(service, docs):
-    service.create_kb("kg", mode="graph")
-    service.add("kg", [docs])
-    before = service.graph_stats("kg").entities
-    service.remove("kg", "zh.md")
+    service.kbs.create("kg", mode="graph")
+    service.builds.add("kg", [docs])
+    before = service.graph.stats("kg").entities
+    service.builds.remove("kg", "zh.md")
 
     assert (
         _count(
@@ -127,38 +127,38 @@ def test_removing_a_document_leaves_no_orphan_entity_relation_question_or_vector
         )
         == 0
     )
-    stats = service.graph_stats("kg")
+    stats = service.graph.stats("kg")
     assert 0 < stats.entities < before
     assert _vectors(service, "kg", "entity") == stats.entities
     assert _vectors(service, "kg", "question") == 0  # offline questions are not indexed
     assert _vectors(service, "kg", "chunk") == _count(service, "SELECT COUNT(*) FROM chunks")
 
     # The surviving entity keeps only what the remaining document says about it.
-    node = service.neighbourhood("kg", "SQL injection", hops=0).nodes[0]
+    node = service.graph.neighbourhood("kg", "SQL injection", hops=0).nodes[0]
     assert "注入" not in node.description
     assert all(alias != "SQL注入" for alias in node.aliases)
 
-    service.remove("kg", "en.md")
-    assert service.graph_stats("kg") == GraphStats(entities=0, relations=0, types={})
+    service.builds.remove("kg", "en.md")
+    assert service.graph.stats("kg") == GraphStats(entities=0, relations=0, types={})
     assert _vectors(service, "kg", "entity") == _vectors(service, "kg", "question") == 0
 
 
 def test_rebuilding_an_unchanged_graph_changes_nothing(service, docs):
-    service.create_kb("kg", mode="graph")
-    service.add("kg", [docs])
-    stats = service.graph_stats("kg")
-    again = service.add("kg", [docs])
-    assert again.added == [] and service.graph_stats("kg") == stats
+    service.kbs.create("kg", mode="graph")
+    service.builds.add("kg", [docs])
+    stats = service.graph.stats("kg")
+    again = service.builds.add("kg", [docs])
+    assert again.added == [] and service.graph.stats("kg") == stats
 
 
 def test_a_symmetric_relation_is_stored_once_whichever_way_it_was_said(service, docs):
-    service.create_kb("kb", mode="index")
-    service.add("kb", [docs])
-    kb = service.kb("kb")
+    service.kbs.create("kb", mode="index")
+    service.builds.add("kb", [docs])
+    kb = service.kbs.get("kb")
     chunk_a, chunk_b = (
-        r[0] for r in service._catalog.db.execute("SELECT id FROM chunks ORDER BY id LIMIT 2")
+        r[0] for r in service._home.catalog.db.execute("SELECT id FROM chunks ORDER BY id LIMIT 2")
     )
-    graph = service._graph
+    graph = service._home.graph
     a = graph.create_entity(kb.id, key="alpha", type_="concept", name="Alpha", attributes={})
     b = graph.create_entity(kb.id, key="beta", type_="concept", name="Beta", attributes={})
     first = graph.relate(kb.id, a, b, "related_to", chunk_a, "")

@@ -52,53 +52,55 @@ def test_each_mode_costs_one_call_per_chunk_and_a_rebuild_costs_none(
 ):
     corpus = _corpus(tmp_path, 6)
     with _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb", mode=mode)
-        estimate = svc.estimate("kb", [corpus])
+        svc.kbs.create("kb", mode=mode)
+        estimate = svc.builds.estimate("kb", [corpus])
         assert estimate.llm.by_role["chunk_knowledge"] == estimate.chunks == 6
         assert estimate.llm.cached == 0
         assert estimate.llm.prompt_tokens > 0 and fake.chat_count == 0  # estimating is free
-        report = svc.add("kb", [corpus])
+        report = svc.builds.add("kb", [corpus])
         assert report.ok and report.chunks == 6 and report.questions > 0
         assert fake.chat_count == 6
-        assert svc.estimate("kb", [corpus]).llm.calls == 0  # nothing left to build
-        stats = svc.graph_stats("kb")
+        assert svc.builds.estimate("kb", [corpus]).llm.calls == 0  # nothing left to build
+        stats = svc.graph.stats("kb")
         assert (stats.entities > 0) == (mode == "graph")
-        hits = svc.search("Output Encoding Cross Site Scripting module 3", ["kb"], top_k=3)
+        hits = svc.search.query("Output Encoding Cross Site Scripting module 3", ["kb"], top_k=3)
         assert hits[0].document == "r3"
 
         fake.reset()
-        svc.delete_kb("kb")
-        svc.create_kb("kb", mode=mode)
-        again = svc.add("kb", [corpus])
+        svc.kbs.delete("kb")
+        svc.kbs.create("kb", mode=mode)
+        again = svc.builds.add("kb", [corpus])
         assert again.ok and again.chunks == 6 and fake.chat_count == 0  # all from the cache
 
 
 def test_a_malformed_reply_is_repaired_once_then_the_chunk_is_degraded(tmp_path, fake, embedder):
     corpus = _corpus(tmp_path, 1)
     with _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb", mode="graph")
+        svc.kbs.create("kb", mode="graph")
         fake.fail("malformed")  # the repair attempt succeeds
-        assert svc.add("kb", [corpus]).degraded == 0
+        assert svc.builds.add("kb", [corpus]).degraded == 0
         assert fake.chat_count == 2
 
         other = tmp_path / "other.md"
         other.write_text("# Passwords\n\nPasswords must be hashed with Argon2id.\n", "utf-8")
         fake.reset()
         fake.fail("malformed", "invalid")  # the repair fails too
-        report = svc.add("kb", [other])
+        report = svc.builds.add("kb", [other])
         assert report.ok and report.degraded == 1 and fake.chat_count == 2
-        degraded = svc._catalog.db.execute("SELECT COUNT(*) FROM degraded_chunks").fetchone()[0]
+        degraded = svc._home.catalog.db.execute("SELECT COUNT(*) FROM degraded_chunks").fetchone()[
+            0
+        ]
         assert degraded == 1
-        assert svc.search("Argon2id", ["kb"], top_k=1)[0].document == "other.md"
+        assert svc.search.query("Argon2id", ["kb"], top_k=1)[0].document == "other.md"
 
 
 def test_429_and_timeouts_are_retried(tmp_path, fake, embedder):
     corpus = _corpus(tmp_path, 2)
     fake.timeout_sleep_s = 2.0
     with _service(tmp_path, fake, embedder, llm_concurrency=1) as svc:
-        svc.create_kb("kb")
+        svc.kbs.create("kb")
         fake.fail("429", "timeout")
-        report = svc.add("kb", [corpus])
+        report = svc.builds.add("kb", [corpus])
         assert report.ok and report.degraded == 0
         assert svc.llm.stats.retries >= 2
 
@@ -110,21 +112,21 @@ def test_a_server_down_past_the_pause_limit_stops_the_build_which_resumes_later(
     corpus = _corpus(tmp_path, 40)
     # The build pauses while the endpoint is away (tests/test_faults.py); past the limit it stops.
     with _service(tmp_path, fake, embedder, llm_max_pause_s=1.0) as svc:
-        svc.create_kb("kb", mode="graph")
+        svc.kbs.create("kb", mode="graph")
         part = tmp_path / "part.jsonl"
         part.write_text("".join(corpus.read_text("utf-8").splitlines(True)[:32]), "utf-8")
-        assert svc.add("kb", [part]).ok
+        assert svc.builds.add("kb", [part]).ok
         done_calls = fake.chat_count
         fake.stop()
-        report = svc.add("kb", [corpus])
+        report = svc.builds.add("kb", [corpus])
         assert not report.ok and "zhixing resume kb" in report.stopped
         assert "sk-test-secret" not in report.stopped
         fake.start()
         fake.reset()
-        resumed = svc.add("kb", [corpus])
+        resumed = svc.builds.add("kb", [corpus])
         assert resumed.ok and len(resumed.skipped) == 32 and len(resumed.added) == 8
         assert fake.chat_count == 8 and done_calls == 32
-        docs = svc.documents("kb")
+        docs = svc.kbs.documents("kb")
         assert len(docs) == 40 and {d.status for d in docs} == {"indexed"}
 
 
@@ -147,12 +149,12 @@ def test_an_llm_confirms_or_refuses_a_cross_language_merge(tmp_path, embedder, s
     zh.write_text("SQL注入是一种攻击。\n", encoding="utf-8")
     en.write_text("SQL injection is an attack.\n", encoding="utf-8")
     with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        assert svc.add("kb", [en]).ok and svc.add("kb", [zh]).ok
+        svc.kbs.create("kb", mode="graph")
+        assert svc.builds.add("kb", [en]).ok and svc.builds.add("kb", [zh]).ok
         confirmations = [b for b in fake.bodies() if "SameEntity" in json.dumps(b)]
         assert len(confirmations) == 1
         # The heuristics' "SQL" and "attack" are added beside (core/build/merge.py): count the pair.
-        (pair,) = svc._catalog.db.conn.execute(
+        (pair,) = svc._home.catalog.db.conn.execute(
             "SELECT COUNT(DISTINCT entity_id) FROM entity_aliases"
             " WHERE key IN ('sql injection', 'sql注入')"
         ).fetchone()
@@ -188,12 +190,12 @@ def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path
     first.write_text("SQL Injection changes a query with input.\n", encoding="utf-8")
     second.write_text("A Prepared Statement stops SQL Injection.\n", encoding="utf-8")
     with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        assert svc.add("kb", [first]).ok
-        report = svc.add("kb", [second])
+        svc.kbs.create("kb", mode="graph")
+        assert svc.builds.add("kb", [first]).ok
+        report = svc.builds.add("kb", [second])
         assert report.ok and report.degraded == 0, report.to_json()
-        assert svc.graph_stats("kb").entities == 3  # and the heuristics' "SQL", added beside
-        rows = svc._catalog.db.conn.execute(
+        assert svc.graph.stats("kb").entities == 3  # and the heuristics' "SQL", added beside
+        rows = svc._home.catalog.db.conn.execute(
             "SELECT s.name, r.type, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
             " JOIN entities t ON t.id = r.target_id"
         ).fetchall()
@@ -213,11 +215,11 @@ def test_a_chunk_the_endpoint_keeps_failing_falls_back_alone_and_the_build_finis
 
     corpus = _corpus(tmp_path, 6)
     with FakeOpenAI(chaos=chaos) as fake, _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        report = svc.add("kb", [corpus])
+        svc.kbs.create("kb", mode="graph")
+        report = svc.builds.add("kb", [corpus])
         assert report.ok and report.chunks == 6 and report.degraded == 1, report.to_json()
         assert report.fallbacks == {"request failed (HTTP 500)": 1}
-        hits = svc.search("Rule 3 validate Input 3", ["kb"], strategies=["keyword"])
+        hits = svc.search.query("Rule 3 validate Input 3", ["kb"], strategies=["keyword"])
         assert hits and "Rule 3:" in hits[0].text  # still searchable by its text
 
 
@@ -230,14 +232,14 @@ def test_a_batch_the_endpoint_fails_whole_pauses_like_an_outage(tmp_path, embedd
     corpus = _corpus(tmp_path, 4)
     events = []
     with FakeOpenAI(chaos=chaos) as fake, _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb")
+        svc.kbs.create("kb")
 
         def on_event(event):
             events.append(event.stage)
             if event.stage == "paused":
                 state["failing"] = False  # the server recovers while the build waits
 
-        report = svc.add("kb", [corpus], on_event=on_event)
+        report = svc.builds.add("kb", [corpus], on_event=on_event)
         assert report.ok and report.degraded == 0 and report.chunks == 4, report.to_json()
         assert "paused" in events and "resumed" in events
 
@@ -268,9 +270,9 @@ def test_an_entitys_attributes_sent_as_bounded_pairs_are_stored_as_a_dict(tmp_pa
     doc = tmp_path / "tls.md"
     doc.write_text("TLS 1.2 or later is required at level L2.\n", encoding="utf-8")
     with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        assert svc.add("kb", [doc]).ok
-        stored = svc._catalog.db.conn.execute(
+        svc.kbs.create("kb", mode="graph")
+        assert svc.builds.add("kb", [doc]).ok
+        stored = svc._home.catalog.db.conn.execute(
             "SELECT attributes FROM entities WHERE name = 'TLS'"
         ).fetchone()
     assert json.loads(stored[0]) == {"level": "L2"}

@@ -83,10 +83,10 @@ def test_a_graph_built_through_the_endpoint_has_only_the_vocabularys_types(
             home=tmp_path / "home", openai_base_url=fake.url, openai_api_key="sk-test"
         )
         with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as svc:
-            svc.create_kb("kb", mode="graph")
-            report = svc.add("kb", [english, chinese])
+            svc.kbs.create("kb", mode="graph")
+            report = svc.builds.add("kb", [english, chinese])
             assert report.ok and report.degraded == 0, report.to_json()
-            types = svc.graph_stats("kb").types
+            types = svc.graph.stats("kb").types
         sent = [b for b in fake.bodies() if "entities" in str(b.get("response_format", ""))]
     assert sent, "no chunk call carried the knowledge schema"
     assert all("'enum': ['concept'," in str(b["response_format"]) for b in sent)

@@ -106,8 +106,8 @@ def svc(tmp_path, fake, embedder):
 
 def test_a_graph_estimate_counts_merges_and_summaries_and_is_close(tmp_path, fake, svc):
     corpus = _pages(tmp_path / "pages.jsonl", range(12))
-    svc.create_kb("kb", mode="graph")
-    estimate = svc.estimate("kb", [corpus])
+    svc.kbs.create("kb", mode="graph")
+    estimate = svc.builds.estimate("kb", [corpus])
     llm = estimate.llm
     assert set(llm.by_role) == set(ROLE_NAMES) and llm.basis == "default"
     assert llm.by_role["chunk_knowledge"] == estimate.chunks == 12
@@ -115,28 +115,28 @@ def test_a_graph_estimate_counts_merges_and_summaries_and_is_close(tmp_path, fak
     assert llm.by_role["same_entity"] > 0 and llm.by_role["summarize_description"]
     assert fake.chat_count == 0  # estimating is free
 
-    assert svc.add("kb", [corpus]).ok
+    assert svc.builds.add("kb", [corpus]).ok
     made = _made(fake)
     assert made["chunk_knowledge"] == 12  # the corpus does need the extra roles:
     assert made["same_entity"] > 0 and made["summarize_description"] > 0
     actual = sum(made.values())
     # One call per chunk (12 of 19) would be 37% short; the estimate has to be within 25%.
     assert abs(llm.calls - actual) <= 0.25 * actual, (llm.by_role, made)
-    assert llm.prompt_tokens > svc.estimate("kb", []).llm.prompt_tokens == 0
+    assert llm.prompt_tokens > svc.builds.estimate("kb", []).llm.prompt_tokens == 0
 
-    again = svc.estimate("kb", [corpus])  # nothing left to build: no graph calls either
+    again = svc.builds.estimate("kb", [corpus])  # nothing left to build: no graph calls either
     assert again.llm.calls == 0 and set(again.llm.by_role.values()) == {0}
 
 
 def test_a_second_add_is_estimated_from_the_knowledge_bases_own_history(tmp_path, fake, svc):
-    svc.create_kb("kb", mode="graph")
-    assert svc.add("kb", [_pages(tmp_path / "first.jsonl", range(12))]).ok
+    svc.kbs.create("kb", mode="graph")
+    assert svc.builds.add("kb", [_pages(tmp_path / "first.jsonl", range(12))]).ok
     more = _pages(tmp_path / "second.jsonl", range(12, 20))
-    estimate = svc.estimate("kb", [more])
+    estimate = svc.builds.estimate("kb", [more])
     llm = estimate.llm
     assert llm.basis == "history" and estimate.chunks == 8
     fake.reset()
-    assert svc.add("kb", [more]).ok
+    assert svc.builds.add("kb", [more]).ok
     made = _made(fake)
     actual = sum(made.values())
     # The long descriptions of the first add are summarized again as the new pages name them.
@@ -146,8 +146,8 @@ def test_a_second_add_is_estimated_from_the_knowledge_bases_own_history(tmp_path
 
 
 def test_an_index_estimate_has_no_graph_calls(tmp_path, svc):
-    svc.create_kb("kb", mode="index")
-    estimate = svc.estimate("kb", [_pages(tmp_path / "pages.jsonl", range(12))])
+    svc.kbs.create("kb", mode="index")
+    estimate = svc.builds.estimate("kb", [_pages(tmp_path / "pages.jsonl", range(12))])
     llm = estimate.llm
     assert llm.calls == estimate.chunks == llm.by_role["chunk_knowledge"] == 12
     assert llm.by_role["same_entity"] == llm.by_role["summarize_description"] == 0
@@ -161,14 +161,14 @@ def test_the_estimate_gives_the_model_time_at_the_rate_measured_on_the_endpoint(
             home=tmp_path / "home", openai_base_url=fake.url, embed_batch=32, parse_workers=1
         )
         with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as svc:
-            svc.create_kb("kb", mode="graph")
-            first = svc.estimate("kb", [_pages(tmp_path / "first.jsonl", range(6))])
+            svc.kbs.create("kb", mode="graph")
+            first = svc.builds.estimate("kb", [_pages(tmp_path / "first.jsonl", range(6))])
             assert first.llm.seconds > 0  # before any call: the slow default rate
-            assert svc.add("kb", [_pages(tmp_path / "first.jsonl", range(6))]).ok
+            assert svc.builds.add("kb", [_pages(tmp_path / "first.jsonl", range(6))]).ok
             more = _pages(tmp_path / "second.jsonl", range(6, 14))
-            estimate = svc.estimate("kb", [more])
+            estimate = svc.builds.estimate("kb", [more])
             started = time.monotonic()
-            assert svc.add("kb", [more]).ok
+            assert svc.builds.add("kb", [more]).ok
             took = time.monotonic() - started
     # Within 3x here, not the 2x the real model's build test holds: the fake answers each call
     # in 0.1 s whatever its length, so tokens predict it loosely, and the add's time holds the
@@ -192,8 +192,8 @@ def test_the_first_estimate_of_a_process_takes_the_endpoints_speed_from_its_prob
                 home=tmp_path / name, openai_base_url=fake.url, embed_batch=32, parse_workers=1
             )
             with KnowledgeService(settings, embedder=embedder, llm_options=FAST) as svc:
-                svc.create_kb("kb", mode="graph")
-                estimate = svc.estimate("kb", [_pages(tmp_path / f"{name}.jsonl", range(6))])
+                svc.kbs.create("kb", mode="graph")
+                estimate = svc.builds.estimate("kb", [_pages(tmp_path / f"{name}.jsonl", range(6))])
                 assert fake.probes and not fake.requests  # probed, nothing else sent
                 seconds[name] = estimate.llm.seconds
     assert seconds["slow"] > 5 * seconds["fast"], seconds

@@ -61,11 +61,11 @@ def _service(home: Path, fake: FakeOpenAI, **settings) -> KnowledgeService:
 
 def _build(home: Path, corpus: Path, fake: FakeOpenAI, **settings) -> dict:
     with _service(home, fake, **settings) as svc:
-        svc.create_kb("kg", mode="graph")
-        report = svc.add("kg", [corpus])
+        svc.kbs.create("kg", mode="graph")
+        report = svc.builds.add("kg", [corpus])
         assert report.ok, report
-        kb = svc.kb("kg")
-        counts = milvus_counts(svc._vectors, kb.dimension, kb.id)
+        kb = svc.kbs.get("kg")
+        counts = milvus_counts(svc._home.vectors, kb.dimension, kb.id)
     assert counts == catalog_counts(home / "catalog.db")
     return snapshot(home / "catalog.db")
 
@@ -181,7 +181,7 @@ def _until(predicate, timeout: float = 60.0) -> None:
 
 
 def _job_status(svc: KnowledgeService) -> str:
-    return svc._catalog.jobs(svc.kb("kg").id)[-1]["status"]
+    return svc._home.catalog.jobs(svc.kbs.get("kg").id)[-1]["status"]
 
 
 @pytest.mark.slow
@@ -191,9 +191,9 @@ def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tm
     fake.latency_s = 0.02
     jobs = BuildJobs()
     with _service(tmp_path / "home", fake, llm_max_pause_s=120) as svc:
-        kb = svc.create_kb("kg", mode="graph")
-        job = jobs.start(svc, "kg", paths=[corpus])
-        _until(lambda: svc._catalog.kb_counts(kb.id)[0] > 0)
+        kb = svc.kbs.create("kg", mode="graph")
+        job = jobs.start(svc.builds, "kg", paths=[corpus])
+        _until(lambda: svc._home.catalog.kb_counts(kb.id)[0] > 0)
         fake.stop()
         _until(lambda: jobs.get(job.id).state == "paused")
         assert _job_status(svc) == "paused"
@@ -206,7 +206,7 @@ def test_a_build_pauses_while_the_endpoint_is_away_and_then_finishes_the_same(tm
         assert job.state == "done" and job.report.ok, job.error
         assert "resumed" in [line.stage for line in job.log]
         assert _job_status(svc) == "done"
-        assert milvus_counts(svc._vectors, kb.dimension, kb.id) == catalog_counts(
+        assert milvus_counts(svc._home.vectors, kb.dimension, kb.id) == catalog_counts(
             svc.settings.catalog_path
         )
     assert snapshot(tmp_path / "home" / "catalog.db") == reference
@@ -219,13 +219,13 @@ def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path,
     events: list[ProgressEvent] = []
     cancel = threading.Event()
     with _service(tmp_path / "home", fake, llm_max_pause_s=120) as svc:
-        kb = svc.create_kb("kg", mode="graph")
+        kb = svc.kbs.create("kg", mode="graph")
         out: dict = {}
         worker = threading.Thread(
-            target=lambda: out.update(r=svc.add("kg", [corpus], events.append, cancel))
+            target=lambda: out.update(r=svc.builds.add("kg", [corpus], events.append, cancel))
         )
         worker.start()
-        _until(lambda: svc._catalog.kb_counts(kb.id)[0] > 0)
+        _until(lambda: svc._home.catalog.kb_counts(kb.id)[0] > 0)
         fake.stop()
         _until(lambda: any(e.stage == "paused" for e in events))
         started = time.monotonic()
@@ -233,13 +233,13 @@ def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path,
         worker.join(30)
         assert not worker.is_alive() and time.monotonic() - started < 10
         assert _job_status(svc) == "cancelled" and not out["r"].stopped
-        states = {d.status for d in svc.documents("kg")}
+        states = {d.status for d in svc.kbs.documents("kg")}
         assert states <= {"indexed", "chunked"}  # a chunked one is redone next time
         fake.start()
-        again = svc.add("kg", [corpus])
-        assert again.ok and {d.status for d in svc.documents("kg")} == {"indexed"}
-        assert len(svc.documents("kg")) == 120
-        assert milvus_counts(svc._vectors, kb.dimension, kb.id) == catalog_counts(
+        again = svc.builds.add("kg", [corpus])
+        assert again.ok and {d.status for d in svc.kbs.documents("kg")} == {"indexed"}
+        assert len(svc.kbs.documents("kg")) == 120
+        assert milvus_counts(svc._home.vectors, kb.dimension, kb.id) == catalog_counts(
             svc.settings.catalog_path
         )
 
@@ -248,18 +248,18 @@ def test_cancel_while_paused_ends_the_job_cleanly_and_it_resumes_later(tmp_path,
 def test_a_pause_longer_than_the_limit_stops_the_build_resumably(tmp_path, fake):
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 40)
     with _service(tmp_path / "home", fake, llm_max_pause_s=1.0) as svc:
-        kb = svc.create_kb("kg", mode="graph")
+        kb = svc.kbs.create("kg", mode="graph")
         svc.embedder.dimension  # noqa: B018 - probe the embedding size while the server is up
         fake.stop()
-        report = svc.add("kg", [corpus])
+        report = svc.builds.add("kg", [corpus])
         assert not report.ok and "could not be reached" in report.stopped
         assert "waited 1 s for it and stopped; run `zhixing resume kg`" in report.stopped
         assert _job_status(svc) == "interrupted"
         fake.start()
-        [resumed] = svc.resume_interrupted("kg")
-        assert resumed.ok and len(svc.documents("kg")) == 40
-        assert _job_status(svc) == "done" and svc.resume_interrupted() == []
-        assert milvus_counts(svc._vectors, kb.dimension, kb.id) == catalog_counts(
+        [resumed] = svc.builds.resume_interrupted("kg")
+        assert resumed.ok and len(svc.kbs.documents("kg")) == 40
+        assert _job_status(svc) == "done" and svc.builds.resume_interrupted() == []
+        assert milvus_counts(svc._home.vectors, kb.dimension, kb.id) == catalog_counts(
             svc.settings.catalog_path
         )
 
@@ -377,9 +377,9 @@ def test_a_gateway_saying_the_model_server_is_down_pauses_the_build_too(tmp_path
     corpus = graph_corpus(tmp_path / "corpus.jsonl", 20)
     stages: list[str] = []
     with _service(tmp_path / "home", fake, llm_max_pause_s=60) as svc:
-        svc.create_kb("kg", mode="graph")
+        svc.kbs.create("kg", mode="graph")
         fake.fail(*["503"] * 12)  # a reverse proxy in front of a model server that is down
-        report = svc.add("kg", [corpus], on_event=lambda e: stages.append(e.stage))
+        report = svc.builds.add("kg", [corpus], on_event=lambda e: stages.append(e.stage))
     assert report.ok and report.degraded == 0
     assert "paused" in stages and "resumed" in stages
     assert not fake.faults  # every 503 was met, then the build went on

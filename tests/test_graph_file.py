@@ -38,8 +38,8 @@ def test_the_exported_file_holds_every_entity_and_relation(home, embedder, tmp_p
     out = tmp_path / f"graph.{suffix}"
     ran = zx(home, "graph", "kb", "--export", str(out))
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        stats = svc.graph_stats("kb")
-        bcrypt = svc.neighbourhood("kb", "bcrypt", hops=1)
+        stats = svc.graph.stats("kb")
+        bcrypt = svc.graph.neighbourhood("kb", "bcrypt", hops=1)
     assert f"{stats.entities} entities and {stats.relations} relations" in ran.stderr
     graph = _read(out)
     assert graph.number_of_nodes() == stats.entities > 20
@@ -107,12 +107,12 @@ def test_bad_export_requests_get_one_sentence_and_leave_files_alone(home, tmp_pa
 
 def test_a_viewer_cannot_export_a_knowledge_base_they_may_not_see(home, embedder):
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.add_user("alice", "viewer", "a long enough password")
-        svc.add_user("bob", "viewer", "another long password")
-        svc.restrict("kb", ["alice"])
-        assert b"bcrypt" in svc.as_user(User("alice", "viewer")).graph_file("kb", "gexf")
+        svc.users.add("alice", "viewer", "a long enough password")
+        svc.users.add("bob", "viewer", "another long password")
+        svc.kbs.restrict("kb", ["alice"])
+        assert b"bcrypt" in svc.as_user(User("alice", "viewer")).graph.file("kb", "gexf")
         with pytest.raises((NotFoundError, AccessError)):
-            svc.as_user(User("bob", "viewer")).graph_file("kb", "graphml")
+            svc.as_user(User("bob", "viewer")).graph.file("kb", "graphml")
 
 
 def test_the_graph_page_offers_both_files(sample_home, app_home):

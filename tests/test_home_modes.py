@@ -33,14 +33,14 @@ from zhixing.core.service import KnowledgeService
 
 home = Path(sys.argv[1])
 with KnowledgeService(Settings(home=home)) as svc:
-    svc.add_user("alice", "viewer", "a long password")
-    talk = svc.new_conversation()
-    svc.ask("How often does the vault key rotate?", ["vault"], conversation=talk.id)
-    svc.save_settings({"ZHIXING_CHAT_MODEL": "qwen2.5"})
-    job = svc.start_build("vault", uploads=[("notes.md", b"# Notes\\n\\nRotate keys weekly.\\n")])
-    while svc.job(job.id).state not in ("done", "failed", "cancelled"):
+    svc.users.add("alice", "viewer", "a long password")
+    talk = svc.conversations.new()
+    svc.search.ask("How often does the vault key rotate?", ["vault"], conversation=talk.id)
+    svc.admin.save_settings({"ZHIXING_CHAT_MODEL": "qwen2.5"})
+    job = svc.builds.start("vault", uploads=[("notes.md", b"# Notes\\n\\nRotate keys weekly.\\n")])
+    while svc.builds.job(job.id).state not in ("done", "failed", "cancelled"):
         time.sleep(0.2)
-    svc.run_task("Which hash stores passwords?", ["vault"], upload=("ws.zip", Path(sys.argv[2]).read_bytes()))
+    svc.tasks.run("Which hash stores passwords?", ["vault"], upload=("ws.zip", Path(sys.argv[2]).read_bytes()))
 """
 
 

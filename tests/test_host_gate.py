@@ -97,7 +97,7 @@ SECRET = "secret-plans"
 def home(app_home, embedder):
     """A home with a knowledge base whose name must not reach a foreign page."""
     with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
-        svc.create_kb(SECRET)
+        svc.kbs.create(SECRET)
     return app_home
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 from zhixing.app.widgets import inert
-from zhixing.core.build.background import BuildJobs, _stage
+from zhixing.core.build.background import BuildJobs, stage_uploads
 from zhixing.core.config import Settings
 from zhixing.core.errors import AccessError, StoreError, ZhixingError
 from zhixing.core.ingest import detect_kind
@@ -48,7 +48,7 @@ def test_staging_refuses_unknown_types_and_oversized_files_naming_each_and_write
         ("no-extension", b"hello"),
     ]
     with pytest.raises(UploadRefusedError) as err:
-        _stage(tmp_path / "job", uploads, max_upload_mb=1)
+        stage_uploads(tmp_path / "job", uploads, max_upload_mb=1)
     message = str(err.value)
     assert "setup.exe is not a supported type (.exe)" in message
     assert "big.txt is 1.0 MB, over the 1 MB upload limit." in message
@@ -102,7 +102,7 @@ def test_staging_keeps_hostile_names_inside_the_job_folder(tmp_path: Path):
         "长" * 300 + ".md",
     ]
     folder = tmp_path / "job"
-    paths = _stage(folder, [(n, b"# x\n") for n in names])
+    paths = stage_uploads(folder, [(n, b"# x\n") for n in names])
     root = folder.resolve()
     assert all(p.resolve().is_relative_to(root) and p.is_file() for p in paths)
     assert [p.name for p in paths][:6] == [
@@ -124,10 +124,10 @@ def svc(tmp_path: Path, embedder):
 
 
 def test_a_refused_upload_starts_no_job_and_stages_nothing(svc: KnowledgeService):
-    svc.create_kb("kb")
+    svc.kbs.create("kb")
     jobs = BuildJobs()
     with pytest.raises(UploadRefusedError, match="payload.exe is not a supported type"):
-        jobs.start(svc, "kb", [("ok.md", b"# a\n\nb\n"), ("payload.exe", b"MZ\x00")])
+        jobs.start(svc.builds, "kb", [("ok.md", b"# a\n\nb\n"), ("payload.exe", b"MZ\x00")])
     assert jobs.list() == []
     uploads = svc.settings.home / "uploads"
     assert not uploads.exists() or not any(uploads.iterdir())
@@ -146,14 +146,14 @@ def test_knowledge_base_names_that_break_the_rule_are_refused_with_the_rule(
     svc: KnowledgeService, name: str
 ):
     with pytest.raises(StoreError, match=RULE) as err:
-        svc.create_kb(name)
+        svc.kbs.create(name)
     assert "not starting with '@'" in str(err.value) and "no '/' or '\\'" in str(err.value)
-    assert svc.list_kbs() == []
+    assert svc.kbs.all() == []
 
 
 def test_chinese_quotes_and_64_characters_are_fine_and_names_are_stripped(svc: KnowledgeService):
     for name in ["信息安全规范", "x" * 64, 'say "hi"', "it's", "a@b"]:
-        assert svc.create_kb(f"  {name}  ").name == name
+        assert svc.kbs.create(f"  {name}  ").name == name
 
 
 SECRET = "# 保险库\n\n保险库密码是 ZEBRA-77-ORCHID，只有 CFO 知道；AES-256 属于加密算法。\n"
@@ -166,27 +166,27 @@ def test_a_knowledge_base_named_like_an_injection_touches_only_itself(
 ):
     (tmp_path / "secret.md").write_text(SECRET, encoding="utf-8")
     (tmp_path / "public.md").write_text(PUBLIC, encoding="utf-8")
-    svc.create_kb("secret", mode="graph")
-    svc.add("secret", [tmp_path / "secret.md"])
-    svc.create_kb(hostile, mode="graph")
-    svc.add(hostile, [tmp_path / "public.md"])
-    secret_stats = svc.graph_stats("secret")
+    svc.kbs.create("secret", mode="graph")
+    svc.builds.add("secret", [tmp_path / "secret.md"])
+    svc.kbs.create(hostile, mode="graph")
+    svc.builds.add(hostile, [tmp_path / "public.md"])
+    secret_stats = svc.graph.stats("secret")
     query = "保险库密码 ZEBRA-77-ORCHID"
 
-    hits = svc.search(query, [hostile], top_k=20)
+    hits = svc.search.query(query, [hostile], top_k=20)
     assert hits and {(h.kb, h.document) for h in hits} == {(hostile, "public.md")}
     assert all("ZEBRA" not in h.text for h in hits)
-    assert [d.source for d in svc.documents(hostile)] == ["public.md"]
-    hostile_stats = svc.graph_stats(hostile)
+    assert [d.source for d in svc.kbs.documents(hostile)] == ["public.md"]
+    hostile_stats = svc.graph.stats(hostile)
     assert hostile_stats.entities > 0 and hostile_stats != secret_stats
 
-    svc.remove(hostile, "public.md")
-    assert svc.documents(hostile) == [] and svc.search(query, [hostile]) == []
-    svc.delete_kb(hostile)
-    assert [kb.name for kb in svc.list_kbs()] == ["secret"]
-    assert [d.source for d in svc.documents("secret")] == ["secret.md"]
-    assert svc.graph_stats("secret") == secret_stats
-    assert any("ZEBRA-77-ORCHID" in h.text for h in svc.search(query, ["secret"]))
+    svc.builds.remove(hostile, "public.md")
+    assert svc.kbs.documents(hostile) == [] and svc.search.query(query, [hostile]) == []
+    svc.kbs.delete(hostile)
+    assert [kb.name for kb in svc.kbs.all()] == ["secret"]
+    assert [d.source for d in svc.kbs.documents("secret")] == ["secret.md"]
+    assert svc.graph.stats("secret") == secret_stats
+    assert any("ZEBRA-77-ORCHID" in h.text for h in svc.search.query(query, ["secret"]))
 
 
 # --- Milvus filters ------------------------------------------------------------------------------
@@ -282,24 +282,24 @@ def test_the_api_key_reaches_no_log_error_stored_row_or_file(
         assert KEY not in repr(settings)
         options = {"max_attempts": 1, "backoff_s": 0.0, "timeout_s": 5.0}
         with KnowledgeService(settings, embedder=embedder, llm_options=options) as svc:
-            svc.create_kb("kb", mode="graph")
-            report = svc.add("kb", [doc])
+            svc.kbs.create("kb", mode="graph")
+            report = svc.builds.add("kb", [doc])
             assert report.added == ["sessions.md"], report.to_json()
             messages.append(str(report.to_json()))
-            result = svc.ask("How long may a session stay idle?", ["kb"])
+            result = svc.search.ask("How long may a session stay idle?", ["kb"])
             messages.append(str(result.answer.to_json()))
             # The fake quotes the bearer token back on 400 and 401, as careless servers do.
             for fault in ("401", "400", "500"):
                 fake.fail(*[fault] * 4)
                 try:
-                    answer = svc.ask(f"What rotates at login? ({fault})", ["kb"])
+                    answer = svc.search.ask(f"What rotates at login? ({fault})", ["kb"])
                     messages.append(str(answer.answer.to_json()))
                 except ZhixingError as exc:
                     messages.append(str(exc))
                 fake.reset()
             fake.fail("401", "401")
             (tmp_path / "more.md").write_text("# More\n\nTokens rotate every 90 days.\n", "utf-8")
-            messages.append(str(svc.add("kb", [tmp_path / "more.md"]).to_json()))
+            messages.append(str(svc.builds.add("kb", [tmp_path / "more.md"]).to_json()))
             fake.reset()
         fake.fail("401", "401", "401")
         messages.extend(check_connection(settings).lines)

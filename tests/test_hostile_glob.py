@@ -65,8 +65,8 @@ class GlobModel:
 def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # noqa: ANN001
     home = tmp_path_factory.mktemp("glob") / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb")
-        svc.add("kb", [ROOT / "samples" / "java-secure-coding-guideline.md"])
+        svc.kbs.create("kb")
+        svc.builds.add("kb", [ROOT / "samples" / "java-secure-coding-guideline.md"])
     return home
 
 
@@ -98,7 +98,7 @@ def test_a_model_that_lists_files_with_a_pathological_glob_every_turn_cannot_sta
 
             def task() -> None:
                 events: list[dict[str, Any]] = []
-                outcome["result"] = svc.run_task(
+                outcome["result"] = svc.tasks.run(
                     TASK, ["kb"], workspace=SHOP, on_event=events.append
                 )
                 outcome["events"] = events

@@ -70,11 +70,11 @@ def svc(tmp_path_factory, fake: FakeOpenAI, embedder):
     service = KnowledgeService(
         settings, embedder=embedder, llm_options={"backoff_s": 0.01, "timeout_s": 5}
     )
-    service.create_kb("kb", mode="graph")
+    service.kbs.create("kb", mode="graph")
     docs = home.parent / "seed"
     docs.mkdir()
     (docs / "seed.md").write_text(DOC.format(n="seed"), encoding="utf-8")
-    assert service.add("kb", [docs / "seed.md"]).ok
+    assert service.builds.add("kb", [docs / "seed.md"]).ok
     yield service
     service.close()
 
@@ -87,7 +87,7 @@ def _doc(folder: Path) -> Path:
 
 
 def _graph_is_well_formed(svc: KnowledgeService) -> None:
-    db: sqlite3.Connection = svc._catalog.db.conn
+    db: sqlite3.Connection = svc._home.catalog.db.conn
     dangling = db.execute(
         "SELECT COUNT(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e"
         " WHERE e.id = r.source_id) OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id ="
@@ -117,10 +117,10 @@ def test_any_extraction_reply_leaves_the_document_indexed_and_the_graph_well_for
 ) -> None:
     model.attack = {"ChunkKnowledge": reply}
     doc = _doc(tmp_path_factory.mktemp("docs"))
-    report = svc.add("kb", [doc])
+    report = svc.builds.add("kb", [doc])
     assert report.ok and len(report.added) == 1 and report.chunks > 0, report.to_json()
-    kb = svc.kb("kb")
-    state = svc._catalog.document_states(kb.id)
+    kb = svc.kbs.get("kb")
+    state = svc._home.catalog.document_states(kb.id)
     assert any(s.status == "indexed" for source, s in state.items() if source.endswith(doc.name))
     assert report.degraded == sum(report.fallbacks.values())
     _graph_is_well_formed(svc)
@@ -151,19 +151,19 @@ def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
     model.attack = {"SameEntity": verdict, "EntityDescription": summary}
     model.fallback = knowledge
     try:
-        svc.create_kb(f"merge-{n}", mode="graph")
+        svc.kbs.create(f"merge-{n}", mode="graph")
         folder = tmp_path_factory.mktemp("merge")
         (folder / "en.md").write_text(DOC.format(n=n).split("##")[0], encoding="utf-8")
         (folder / "zh.md").write_text("## SQL 注入防护\n\n禁止拼接 SQL。\n", encoding="utf-8")
-        report = svc.add(f"merge-{n}", [folder / "en.md", folder / "zh.md"])
+        report = svc.builds.add(f"merge-{n}", [folder / "en.md", folder / "zh.md"])
     finally:
         from tests.fake_openai import default_responder
 
         model.fallback = default_responder
     assert report.ok, report.to_json()
     _graph_is_well_formed(svc)
-    kb = svc.kb(f"merge-{n}")
-    rows = svc._catalog.db.conn.execute(
+    kb = svc.kbs.get(f"merge-{n}")
+    rows = svc._home.catalog.db.conn.execute(
         "SELECT name, description FROM entities WHERE kb_id = ?", (kb.id,)
     ).fetchall()
     assert rows and all(description.strip() for _, description in rows)
@@ -182,7 +182,7 @@ def function_calling(tmp_path_factory, embedder):
             structured_output="function_calling",
         )
         with KnowledgeService(settings, embedder=embedder, llm_options={"backoff_s": 0.01}) as s:
-            s.create_kb("kb", mode="graph")
+            s.kbs.create("kb", mode="graph")
             yield s, model
 
 
@@ -194,7 +194,7 @@ def test_function_calling_extraction_replies_are_read_the_same_way(
 ) -> None:
     service, model = function_calling
     model.attack = {"ChunkKnowledge": reply}
-    report = service.add("kb", [_doc(tmp_path_factory.mktemp("fc-docs"))])
+    report = service.builds.add("kb", [_doc(tmp_path_factory.mktemp("fc-docs"))])
     assert report.ok and report.chunks > 0, report.to_json()
     _graph_is_well_formed(service)
 
@@ -206,7 +206,7 @@ def test_function_calling_extraction_replies_are_read_the_same_way(
 @given(reply=replies(QueryRewrites))
 def test_any_rewrite_reply_still_gives_a_search(svc, model, reply) -> None:
     model.attack = {"QueryRewrites": reply}
-    hits = svc.search(f"How long may an idle session last? {next(_counter)}", ["kb"])
+    hits = svc.search.query(f"How long may an idle session last? {next(_counter)}", ["kb"])
     assert hits and all(h.text for h in hits)
 
 
@@ -215,8 +215,8 @@ def test_any_rewrite_reply_still_gives_a_search(svc, model, reply) -> None:
 def test_any_answer_reply_is_grounded_or_the_plain_sentence(svc, model, reply) -> None:
     model.attack = {"GroundedAnswer": reply}
     question = f"How long may an idle session last? {next(_counter)}"
-    hits = svc.search(question, ["kb"], strategies=["keyword"])
-    answer = svc.summarize(question, hits)
+    hits = svc.search.query(question, ["kb"], strategies=["keyword"])
+    answer = svc.search.summarize(question, hits)
     if answer.found:
         assert answer.answer.strip()
         assert answer.citations and all(1 <= c.n <= len(hits) for c in answer.citations)
@@ -232,7 +232,9 @@ def test_any_planner_judge_or_refiner_reply_ends_in_an_answer(
     svc, model, plan, verdict, refined
 ) -> None:
     model.attack = {"AgentPlan": plan, "EvidenceVerdict": verdict, "RefinedQueries": refined}
-    result = svc.ask(f"会话超时和 SQL 注入分别有什么要求？{next(_counter)}", ["kb"], max_rounds=3)
+    result = svc.search.ask(
+        f"会话超时和 SQL 注入分别有什么要求？{next(_counter)}", ["kb"], max_rounds=3
+    )
     assert 1 <= len(result.rounds) <= 3
     assert result.answer.answer.strip()
     assert all(1 <= c.n <= len(result.answer.citations) for c in result.answer.citations)
@@ -243,7 +245,7 @@ def test_a_judge_that_never_says_enough_stops_at_the_round_limit(svc, model) -> 
         "EvidenceVerdict": {"sufficient": False, "missing": ["everything"], "covered": []},
         "RefinedQueries": {"queries": ["another query", "yet another"]},
     }
-    result = svc.ask(f"What must cookies carry? {next(_counter)}", ["kb"], max_rounds=3)
+    result = svc.search.ask(f"What must cookies carry? {next(_counter)}", ["kb"], max_rounds=3)
     assert len(result.rounds) == 3
     assert result.answer.found  # the evidence it did find is still answered from
 
@@ -263,7 +265,7 @@ def test_any_task_planner_or_tool_call_reply_ends_in_a_report(
 ) -> None:
     model.attack = {"TaskPlan": plan, "RevisedPlan": replan}
     model.turns = list(turns)
-    result = svc.run_task(f"审计这个项目的 SQL 注入 {next(_counter)}", ["kb"], workspace=SHOP)
+    result = svc.tasks.run(f"审计这个项目的 SQL 注入 {next(_counter)}", ["kb"], workspace=SHOP)
     assert result.report.strip() and result.plan_before and result.plan_after
     for finding in result.findings:  # a finding is always a real line of a workspace file
         lines = (SHOP / finding.file).read_text(encoding="utf-8").splitlines()
@@ -296,7 +298,7 @@ def test_each_bad_tool_call_is_refused_and_the_subtask_goes_on(svc, model, turn)
         "RevisedPlan": {"subtasks": [{"title": "SQL 注入", "goal": "Find SQL concatenation"}]},
     }
     model.turns = [turn, {"_content": "Nothing found."}]
-    result = svc.run_task(f"审计 SQL 注入 {next(_counter)}", ["kb"], workspace=SHOP)
+    result = svc.tasks.run(f"审计 SQL 注入 {next(_counter)}", ["kb"], workspace=SHOP)
     refused = [e for e in result.events if e.get("node") == "tool_result" and not e["ok"]]
     assert refused and refused[0]["output"].startswith("Refused:")
     # The model recorded nothing that stands (the data-flow analysis's candidates are its own).

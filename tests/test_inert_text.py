@@ -98,8 +98,8 @@ def planted_home(app_home, embedder, tmp_path):
     source.parent.mkdir()
     source.write_text(DOCUMENT, encoding="utf-8")
     with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
-        svc.create_kb("kb")
-        assert svc.add("kb", [source]).added == [PLANTED_NAME]
+        svc.kbs.create("kb")
+        assert svc.builds.add("kb", [source]).added == [PLANTED_NAME]
     return app_home
 
 

@@ -268,11 +268,11 @@ def test_a_built_standard_answers_offline_with_requirement_text_and_no_tags(
     settings = Settings(home=tmp_path / "home", embed_batch=32, parse_workers=1)
     question = "三级系统的身份鉴别有哪些要求？"
     with KnowledgeService(settings, embedder=HashEmbedder()) as service:
-        service.create_kb("标准")
-        report = service.add("标准", [write(tmp_path / "基本要求.md", STANDARD)])
+        service.kbs.create("标准")
+        report = service.builds.add("标准", [write(tmp_path / "基本要求.md", STANDARD)])
         assert report.ok and report.chunks > 0
-        hits = service.search(question, ["标准"], top_k=5)
-        answer = service.summarize(question, hits)
+        hits = service.search.query(question, ["标准"], top_k=5)
+        answer = service.search.summarize(question, hits)
     assert hits and not any(TAG.search(hit.text) or "<!--" in hit.text for hit in hits)
     assert answer.found and not TAG.search(answer.answer)
     assert "应对登录的用户进行身份标识和鉴别" in answer.answer or "登录失败处理" in answer.answer

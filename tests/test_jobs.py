@@ -16,7 +16,7 @@ EN = b"# Input validation\n\nAll input must be validated on the server before us
 @pytest.fixture
 def svc(tmp_path, embedder):
     service = KnowledgeService(Settings(home=tmp_path / "home", parse_workers=1), embedder=embedder)
-    service.create_kb("kb", mode="graph")
+    service.kbs.create("kb", mode="graph")
     yield service
     service.close()
 
@@ -29,7 +29,7 @@ def jobs():
 
 
 def test_a_job_builds_uploads_under_their_names_and_reports_progress(svc, jobs):
-    job = jobs.start(svc, "kb", [("会话.md", ZH), ("sub/dir/input.md", EN)])
+    job = jobs.start(svc.builds, "kb", [("会话.md", ZH), ("sub/dir/input.md", EN)])
     assert job.running and job.kb == "kb" and job.files == ("会话.md", "input.md")
     job = jobs.wait(job.id, 120)
     assert job.state == "done" and job.fraction == 1.0
@@ -38,16 +38,16 @@ def test_a_job_builds_uploads_under_their_names_and_reports_progress(svc, jobs):
     stages = [line.stage for line in job.log]
     assert "scan" in stages and "done" in stages
     assert all(line.at >= job.started_at for line in job.log)
-    assert {d.source: d.status for d in svc.documents("kb")} == {
+    assert {d.source: d.status for d in svc.kbs.documents("kb")} == {
         "input.md": "indexed",
         "会话.md": "indexed",
     }
-    assert svc.search("会话固定", ["kb"])[0].document == "会话.md"
+    assert svc.search.query("会话固定", ["kb"])[0].document == "会话.md"
     assert jobs.list("kb")[0].id == job.id and jobs.running("kb") is None
 
 
 def test_the_upload_staging_folder_is_removed_after_the_build(svc, jobs):
-    job = jobs.wait(jobs.start(svc, "kb", [("a.md", EN)]).id, 120)
+    job = jobs.wait(jobs.start(svc.builds, "kb", [("a.md", EN)]).id, 120)
     assert job.state == "done"
     assert not (svc.settings.home / "uploads" / job.id).exists()
 
@@ -56,26 +56,26 @@ def test_a_cancelled_job_ends_cancelled_and_leaves_the_knowledge_base_usable(svc
     uploads = [
         (f"doc-{i:02d}.md", EN.replace(b"server", f"server {i}".encode())) for i in range(40)
     ]
-    job = jobs.start(svc, "kb", uploads)
+    job = jobs.start(svc.builds, "kb", uploads)
     jobs.cancel(job.id)
     job = jobs.wait(job.id, 120)
     assert job.state == "cancelled" and job.cancel_requested
     assert job.done < job.total == 40
-    built = svc.documents("kb")
+    built = svc.kbs.documents("kb")
     assert len(built) < 40 and all(d.status == "indexed" for d in built)
     # Resumable: the same upload again builds the rest and skips what is there.
-    again = jobs.wait(jobs.start(svc, "kb", uploads).id, 120)
+    again = jobs.wait(jobs.start(svc.builds, "kb", uploads).id, 120)
     assert again.state == "done" and len(again.report.skipped) == len(built)
-    assert len(svc.documents("kb")) == 40
+    assert len(svc.kbs.documents("kb")) == 40
 
 
 def test_a_second_job_on_a_busy_knowledge_base_is_refused_readably(svc, jobs):
     uploads = [
         (f"doc-{i:02d}.md", EN.replace(b"server", f"server {i}".encode())) for i in range(20)
     ]
-    first = jobs.start(svc, "kb", uploads)
+    first = jobs.start(svc.builds, "kb", uploads)
     with pytest.raises(BuildBusyError, match="正在构建中"):
-        jobs.start(svc, "kb", [("other.md", EN)])
+        jobs.start(svc.builds, "kb", [("other.md", EN)])
     with pytest.raises(BuildBusyError):
         jobs.check_idle("kb")
     assert len(jobs.list("kb")) == 1
@@ -85,7 +85,9 @@ def test_a_second_job_on_a_busy_knowledge_base_is_refused_readably(svc, jobs):
 
 
 def test_a_bad_file_is_recorded_as_a_readable_failure_while_the_rest_builds(svc, jobs):
-    job = jobs.start(svc, "kb", [("broken.pdf", b"%PDF-1.4 not really a pdf"), ("ok.md", EN)])
+    job = jobs.start(
+        svc.builds, "kb", [("broken.pdf", b"%PDF-1.4 not really a pdf"), ("ok.md", EN)]
+    )
     job = jobs.wait(job.id, 120)
     assert job.state == "done" and job.report.added == ["ok.md"]
     [failure] = job.report.failed
@@ -94,21 +96,21 @@ def test_a_bad_file_is_recorded_as_a_readable_failure_while_the_rest_builds(svc,
 
 def test_a_job_for_a_missing_knowledge_base_or_without_files_is_refused(svc, jobs):
     with pytest.raises(ZhixingError, match="nope"):
-        jobs.start(svc, "nope", [("a.md", EN)])
+        jobs.start(svc.builds, "nope", [("a.md", EN)])
     with pytest.raises(ZhixingError, match="没有要构建的文件"):
-        jobs.start(svc, "kb", [])
+        jobs.start(svc.builds, "kb", [])
     assert jobs.list() == []
 
 
 def test_a_build_error_ends_the_job_failed_with_its_message(svc, jobs):
-    svc._catalog.create_kb("old", embedding="some-other-model", dimension=8)
-    job = jobs.wait(jobs.start(svc, "old", [("a.md", EN)]).id, 120)
+    svc._home.catalog.create_kb("old", embedding="some-other-model", dimension=8)
+    job = jobs.wait(jobs.start(svc.builds, "old", [("a.md", EN)]).id, 120)
     assert job.state == "failed" and job.report is None
     assert "some-other-model" in job.error and "ZHIXING_EMBEDDING" in job.error
     assert not (svc.settings.home / "uploads" / job.id).exists()
 
 
 def test_a_finished_job_can_be_dismissed(svc, jobs):
-    job = jobs.wait(jobs.start(svc, "kb", [("a.md", EN)]).id, 120)
+    job = jobs.wait(jobs.start(svc.builds, "kb", [("a.md", EN)]).id, 120)
     jobs.forget(job.id)
     assert jobs.get(job.id) is None and jobs.list() == []

@@ -1,4 +1,4 @@
-"""The layering rule (core/service.py): pages and app/ reach the knowledge only through the
+"""The layering rule (core/service/): pages and app/ reach the knowledge only through the
 service. They import nothing from core but the service and the types it speaks in (the models,
 the errors, the config, the trace events), and touch none of the service's private stores. And
 no module of the project takes part in an import cycle, not even through a lazy import."""
@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {f"zhixing.core.{m}" for m in ("service", "models", "errors", "config", "trace")}
 PACKAGES = ("core", "app", "cli", "pages")
-STORES = {"_catalog", "_graph", "_users", "_vectors", "_pipeline", "_engine", "_runs", "_jobs"}
+STORES = {"_home", "_access", "_catalog", "_graph", "_users", "_vectors", "_pipeline", "_engine"}
 
 
 def _sources() -> list[Path]:
@@ -81,10 +81,12 @@ def test_the_rule_catches_what_it_forbids():
     """The checks above see a store import and a store read (so they can fail)."""
     tree = ast.parse(
         "def f(service):\n    from zhixing.core.store.runs import RunStore\n"
-        "    return service._catalog"
+        "    return service._home.catalog"
     )
     assert _core_imports(tree) == [(2, "zhixing.core.store.runs")]
-    assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["_catalog"]
+    assert [
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in STORES
+    ] == ["_home"]
     # The same reach, written as app/ writes its imports (relative), from app/ and app/strings/.
     relative = ast.parse("from ..core.store import runs\nfrom ..core.service import X\n")
     assert _core_imports(relative, "zhixing.app.rounds") == [
@@ -115,9 +117,15 @@ def test_core_app_and_cli_import_the_project_relatively_so_a_file_reader_resolve
 
 
 def test_the_service_keeps_its_stores_private(service):
+    """What a page can reach is the small services' methods, each checked by the access
+    policy: the home of stores and the policy are private, on the door and on every service."""
     held = {name for name in vars(service) if not name.startswith("_")}
-    assert held == {"settings", "actor", "llm", "embedder"}  # no store among them
-    assert set(vars(service)) >= STORES - {"_runs", "_memory"}  # those two: properties
+    services = {"kbs", "builds", "search", "conversations", "notebooks", "graph", "tasks"}
+    assert held == {"actor", "users", "admin", *services}
+    assert {"_home", "_access"} <= set(vars(service))
+    for name in held - {"actor"}:
+        public = [a for a in vars(getattr(service, name)) if not a.startswith("_")]
+        assert not public, f"service.{name} holds {public} in the open"
 
 
 # --- import cycles ----------------------------------------------------------------------------
@@ -256,10 +264,13 @@ SHARED_NAMES = {
     "build": "the build page and its strings",
     "recall": "the recall page and its strings",
     "settings": "the settings page and its strings",
-    "graph": "the entity graph: its store, its page and the page's strings",
+    "graph": "the entity graph: its store, its service, its page and the page's strings",
     "main": "a front end's entry point (app/, cli/)",
     "auth": "logins: roles in core, the login gate in app",
-    "users": "users: their tables in the store, their section of the settings page",
+    "users": "users: their tables, their service, their section of the settings page",
+    "notebooks": "notebooks: their tables in the store, the service over them",
+    "tasks": "the task agent: its service in core, its run's view in app",
+    "home": "a Zhixing home: its folder's rules (core/home.py), its opened stores (service/)",
     "notebook": "a notebook: its Markdown in core, its cell on the page",
     "background": "background builds: the registry in core, the app's one instance",
 }

@@ -34,18 +34,18 @@ def home(tmp_path, sample_home, embedder) -> Path:
     home = tmp_path / "home"
     shutil.copytree(sample_home, home)
     with KnowledgeService(Settings(home=home), embedder=embedder) as service:
-        service.add_user("alice", "viewer", "a long enough password")
-        service.add_user("bob", "viewer", "another long password")
-        service.create_kb("audits")
-        service.restrict("audits", ["bob"])
-        service.create_kb(HIDDEN)  # a name alice never sends: no message may carry it
-        service.restrict(HIDDEN, ["bob"])
+        service.users.add("alice", "viewer", "a long enough password")
+        service.users.add("bob", "viewer", "another long password")
+        service.kbs.create("audits")
+        service.kbs.restrict("audits", ["bob"])
+        service.kbs.create(HIDDEN)  # a name alice never sends: no message may carry it
+        service.kbs.restrict(HIDDEN, ["bob"])
     return home
 
 
 def _best_connected(home: Path) -> str:
     with KnowledgeService(Settings(home=home)) as service:
-        return service.graph_view("kb").nodes[0].name
+        return service.graph.view("kb").nodes[0].name
 
 
 def _session(home: Path, calls: list[tuple[str, dict[str, Any]]], *args: str) -> dict[str, Any]:

@@ -129,7 +129,7 @@ def test_a_sufficient_verdict_then_a_not_found_answer_opens_another_round(
         GroundedAnswer=answer,
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask(question, ["sec"], max_rounds=3)
+        result = svc.search.ask(question, ["sec"], max_rounds=3)
     assert model.schemas == [
         "AgentPlan", "EvidenceVerdict", "GroundedAnswer",
         "RefinedQueries", "EvidenceVerdict", "GroundedAnswer",
@@ -143,7 +143,9 @@ def test_a_judge_that_always_says_sufficient_and_a_model_that_never_finds_end_wi
 ) -> None:  # noqa: ANN001
     model = Model(AgentPlan=lambda _: {"aspects": ["cipher suites"], "queries": []})
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask("Which cipher suites does the gateway allow?", ["sec"], max_rounds=3)
+        result = svc.search.ask(
+            "Which cipher suites does the gateway allow?", ["sec"], max_rounds=3
+        )
     assert model.schemas.count("GroundedAnswer") <= 3
     assert len(result.rounds) <= 3
     assert not result.answer.found and result.answer.answer == NOT_FOUND_EN
@@ -158,7 +160,7 @@ def test_an_english_question_planned_in_chinese_gets_english_aspects(home: Path,
         GroundedAnswer=lambda _: {"answer": "Two years [1].", "cited": [1], "found": True},
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask(QUESTION, ["sec"], max_rounds=1)
+        result = svc.search.ask(QUESTION, ["sec"], max_rounds=1)
         asked = [q for r in result.rounds for q in r["queries"]]
     assert result.aspects and not any(is_chinese(a) for a in result.aspects)
     assert asked and not any(is_chinese(q) for q in asked)
@@ -169,7 +171,7 @@ def test_the_schemas_sent_to_the_server_put_the_verdict_last(home: Path, embedde
         GroundedAnswer=lambda _: {"answer": "Two years [1].", "cited": [1], "found": True}
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        svc.ask(QUESTION, ["sec"], max_rounds=1)
+        svc.search.ask(QUESTION, ["sec"], max_rounds=1)
         sent = {name: schema for name, schema in map(_schema_of, fake.bodies()) if schema}
     assert list(sent["GroundedAnswer"]["properties"]) == ["answer", "cited", "found"]
     assert list(sent["EvidenceVerdict"]["properties"]) == ["covered", "missing", "sufficient"]
@@ -208,7 +210,7 @@ def test_a_value_longer_than_the_bound_sent_is_still_read_from_a_server_that_kee
     long = "Two years (63072000 seconds) is the recommended max-age " * 40 + "[1]."
     model = Model(GroundedAnswer=lambda _: {"answer": long, "cited": [1], "found": True})
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask(QUESTION, ["sec"], max_rounds=1)
+        result = svc.search.ask(QUESTION, ["sec"], max_rounds=1)
     assert len(long) > 1600
     assert result.answer.method == "llm" and result.answer.answer.startswith(long[:200])
 
@@ -218,7 +220,7 @@ def test_ask_with_useless_queries_still_holds_the_plain_searchs_top_hits(
 ) -> None:  # noqa: ANN001
     question = "How long until an idle session expires?"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        plain = [h.chunk_id for h in svc.search(question, ["sec"], top_k=3)]
+        plain = [h.chunk_id for h in svc.search.query(question, ["sec"], top_k=3)]
     model = Model(
         AgentPlan=lambda _: {
             "question": "zzz",
@@ -231,7 +233,7 @@ def test_ask_with_useless_queries_still_holds_the_plain_searchs_top_hits(
         GroundedAnswer=lambda _: {"answer": "Fifteen minutes [1].", "cited": [1], "found": True},
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask(question, ["sec"], max_rounds=1)
+        result = svc.search.ask(question, ["sec"], max_rounds=1)
     evidence = [h.chunk_id for h in result.evidence]
     assert set(plain) <= set(evidence)
     assert evidence[: len(plain)] == plain  # and in the plain search's order, first
@@ -243,7 +245,7 @@ def test_a_chinese_question_keeps_a_chinese_plan(home: Path, embedder) -> None: 
         GroundedAnswer=lambda _: {"answer": "15 分钟 [1]。", "cited": [1], "found": True},
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask("空闲会话多久超时？", ["sec"], max_rounds=1)
+        result = svc.search.ask("空闲会话多久超时？", ["sec"], max_rounds=1)
     assert result.aspects == ["会话超时"]
 
 
@@ -318,7 +320,7 @@ def test_the_extractive_answer_a_models_not_found_gives_way_to_is_the_offline_on
         }
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        with_model = svc.ask(QUESTION, ["sec"], max_rounds=1).answer
+        with_model = svc.search.ask(QUESTION, ["sec"], max_rounds=1).answer
     assert with_model.method == "extractive" and with_model.found
     assert "Company cooperation" not in with_model.answer
     assert "Body features" not in with_model.answer
@@ -342,14 +344,14 @@ def test_a_model_that_writes_no_answer_gives_exactly_the_offline_answer(
     home = built_home(tmp_path, embedder, "ops", BACKUPS)
     question = "How are billing database backups encrypted and how long are they retained?"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        offline = svc.ask(question, ["ops"], top_k=1)
+        offline = svc.search.ask(question, ["ops"], top_k=1)
     assert offline.answer.found and "35 days" in offline.answer.answer
     model = Model(
         AgentPlan=lambda _: {"aspects": ["qqq xyzzy"], "queries": [{"query": "qqq xyzzy"}]},
         RefinedQueries=lambda _: {"queries": [{"query": "plugh frobnicate"}]},
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask(question, ["ops"], top_k=1)
+        result = svc.search.ask(question, ["ops"], top_k=1)
     assert "GroundedAnswer" in model.schemas
     assert result.answer.answer == offline.answer.answer
     assert [h.chunk_id for h in result.evidence] == [h.chunk_id for h in offline.evidence]
@@ -364,5 +366,5 @@ def test_a_model_that_answers_keeps_its_own_answer(tmp_path: Path, embedder) -> 
         GroundedAnswer=lambda _: {"answer": "With AES-256 [1].", "cited": [1], "found": True}
     )
     with FakeOpenAI(responder=model) as fake, _service(home, fake, embedder) as svc:
-        result = svc.ask(question, ["ops"], top_k=1)
+        result = svc.search.ask(question, ["ops"], top_k=1)
     assert result.answer.method == "llm" and result.answer.answer.startswith("With AES-256 [1].")

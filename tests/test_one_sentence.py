@@ -23,8 +23,8 @@ def home(tmp_path, monkeypatch, embedder) -> Path:
     doc = tmp_path / "a.md"
     doc.write_text("# Cookies\n\nSession cookies carry the HttpOnly flag.\n", encoding="utf-8")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb")
-        assert svc.add("kb", [doc]).ok
+        svc.kbs.create("kb")
+        assert svc.builds.add("kb", [doc]).ok
     return home
 
 
@@ -59,7 +59,7 @@ def test_a_reader_that_breaks_fails_that_document_alone(home, tmp_path, monkeypa
     bad = tmp_path / "c.docx"
     bad.write_bytes((Path(docx.__file__).parent / "templates" / "default.docx").read_bytes())
     with KnowledgeService(Settings(home=home, parse_workers=1)) as svc:
-        report = svc.add("kb", [good, bad])
+        report = svc.builds.add("kb", [good, bad])
     assert len(report.added) == 1 and report.chunks == 1
     (failure,) = report.failed
     assert "c.docx" in failure.error and "RuntimeError: lxml broke half-way" in failure.error

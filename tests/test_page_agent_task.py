@@ -22,8 +22,8 @@ TASK = "对这个 Java SpringBoot 项目进行代码审计，参考 @kb 中的�
 def built_home(tmp_path_factory, embedder) -> Path:
     home = tmp_path_factory.mktemp("built") / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        svc.add("kb", [ROOT / "samples" / "java-secure-coding-guideline.md"])
+        svc.kbs.create("kb", mode="graph")
+        svc.builds.add("kb", [ROOT / "samples" / "java-secure-coding-guideline.md"])
     return home
 
 

@@ -44,9 +44,9 @@ def built(home, embedder):
     (docs / "input.md").write_bytes(EN)
     (docs / "会话.md").write_bytes(ZH)
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("java", mode="graph", tags=["安全"], description="Java 安全")
-        svc.create_kb("other", mode="index", tags=["标准"])
-        svc.add("java", sorted(docs.iterdir()))
+        svc.kbs.create("java", mode="graph", tags=["安全"], description="Java 安全")
+        svc.kbs.create("other", mode="index", tags=["标准"])
+        svc.builds.add("java", sorted(docs.iterdir()))
     return home
 
 
@@ -54,7 +54,7 @@ def _kbs() -> dict[str, int]:
     from zhixing.app.services import knowledge_service
 
     svc = knowledge_service()
-    return {row.kb.name: row.documents for row in svc.kb_overview()}
+    return {row.kb.name: row.documents for row in svc.kbs.overview()}
 
 
 def _errors(at: AppTest) -> str:
@@ -142,7 +142,7 @@ def test_creating_with_uploads_builds_in_the_background_and_shows_the_summary(ho
     assert sorted(docs["文档"]) == ["input.md", "会话.md"]
     from zhixing.app.services import knowledge_service
 
-    kb = knowledge_service().kb("uploaded")
+    kb = knowledge_service().kbs.get("uploaded")
     assert kb.mode == "index" and kb.tags == ("安全", "Java")
     assert at.text_input(key="create-name-1").value == ""  # the form was reset
 

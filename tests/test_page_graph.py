@@ -25,12 +25,12 @@ def built(tmp_path_factory, embedder) -> Path:
     """A home with a graph-mode knowledge base `kb` and an index-mode one `plain`, built once."""
     home = tmp_path_factory.mktemp("graph-page") / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        svc.add("kb", SAMPLES)
-        svc.create_kb("plain", mode="index")
-        svc.add("plain", SAMPLES[:1])
-        svc.create_kb("kb-en", mode="graph")
-        svc.add("kb-en", [p for p in SAMPLES if p.name.endswith("-en.md")])
+        svc.kbs.create("kb", mode="graph")
+        svc.builds.add("kb", SAMPLES)
+        svc.kbs.create("plain", mode="index")
+        svc.builds.add("plain", SAMPLES[:1])
+        svc.kbs.create("kb-en", mode="graph")
+        svc.builds.add("kb-en", [p for p in SAMPLES if p.name.endswith("-en.md")])
     return home
 
 

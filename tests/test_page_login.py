@@ -19,11 +19,11 @@ from zhixing.core.service import KnowledgeService, User
 def _prepare(home: Path, embedder, users: dict[str, str]) -> None:
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         for name, role in users.items():
-            svc.add_user(name, role, f"{name}-password")
-        svc.create_kb("policies")
+            svc.users.add(name, role, f"{name}-password")
+        svc.kbs.create("policies")
         doc = home.parent / "policy.md"
         doc.write_text("# Policy\n\nPasswords are hashed.", encoding="utf-8")
-        svc.add("policies", [doc])
+        svc.builds.add("policies", [doc])
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_the_login_form_speaks_the_deployments_language_and_then_the_users_own(
     monkeypatch.setenv("ZHIXING_LANGUAGE", "en")
     _prepare(gated, embedder, {"ada": "admin", "li": "admin"})
     with KnowledgeService(Settings(home=gated), embedder=embedder) as svc:
-        svc.as_user(User("li", "admin")).set_preference("language", "zh")
+        svc.as_user(User("li", "admin")).users.set_preference("language", "zh")
     at = open_page()
     assert [t.value for t in at.title] == [T.EN.LOGIN_TITLE]
     sign_in(at, "li", "li-password")
@@ -139,11 +139,11 @@ def sso(gated, embedder):
     ed is an editor, ada an admin; the knowledge base "secret" is for the two of them, "open"
     for everyone."""
     with KnowledgeService(Settings(home=gated), embedder=embedder) as svc:
-        svc.add_user(ED, "editor", None)
-        svc.add_user(ADA, "admin", None)
-        svc.create_kb("open")
-        svc.create_kb("secret")
-        svc.restrict("secret", [ED, ADA])
+        svc.users.add(ED, "editor", None)
+        svc.users.add(ADA, "admin", None)
+        svc.kbs.create("open")
+        svc.kbs.create("secret")
+        svc.kbs.restrict("secret", [ED, ADA])
     return gated
 
 
@@ -199,7 +199,7 @@ def test_a_removed_user_loses_their_role_and_knowledge_at_the_next_click(sso):
 
     at = _signed_in_as(ED)
     assert _build_controls(at) and "secret" in everything(at)
-    knowledge_service().remove_user(ED)  # as an admin would, while ed is signed in
+    knowledge_service().users.remove(ED)  # as an admin would, while ed is signed in
     run(at)
     # Still signed in at the identity provider, but no user of Zhixing: a viewer like any other.
     assert _role_shown(at) == [T.SIGNED_IN.format(name=ED, role="viewer")]
@@ -210,7 +210,7 @@ def test_a_removed_user_loses_their_role_and_knowledge_at_the_next_click(sso):
 def test_removing_the_only_member_of_a_knowledge_base_does_not_open_it_to_everyone(sso):
     from zhixing.app.services import knowledge_service
 
-    knowledge_service().restrict("secret", [ED])
+    knowledge_service().kbs.restrict("secret", [ED])
     assert "secret" not in everything(_signed_in_as("eve@corp.example"))
-    knowledge_service().remove_user(ED)
+    knowledge_service().users.remove(ED)
     assert "secret" not in everything(_signed_in_as("eve@corp.example"))

@@ -72,7 +72,7 @@ def test_each_user_keeps_their_own_scope(home, monkeypatch, embedder):
     monkeypatch.setenv("ZHIXING_AUTH", "required")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         for name in ("alice", "bob"):
-            svc.add_user(name, "viewer", f"{name}-password")
+            svc.users.add(name, "viewer", f"{name}-password")
 
     def session(name: str) -> AppTest:
         return go(sign_in(open_page(), name, f"{name}-password"), "recall")

@@ -99,8 +99,10 @@ def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(h
         )
         at = open_page("settings")
         first = knowledge_service()
-        first.create_kb("kb")
-        job = build_jobs().start(first, "kb", paths=_documents(home.parent / "a", "alpha", 10))
+        first.kbs.create("kb")
+        job = build_jobs().start(
+            first.builds, "kb", paths=_documents(home.parent / "a", "alpha", 10)
+        )
         _field(at, "接口地址").input(after.url)
         _field(at, "API 密钥").input("sk-after")
         at.button[1].click().run()  # 保存 Save
@@ -127,14 +129,16 @@ def test_saving_while_a_build_runs_saves_at_once_and_applies_to_the_next_build(h
         second = knowledge_service()
         assert second is not first
         assert second.settings.openai_base_url == after.url
-        assert second.search("alpha7token", ["kb"])[0].document == "alpha-7.md"
+        assert second.search.query("alpha7token", ["kb"])[0].document == "alpha-7.md"
         at.run()
         assert not at.exception, at.exception
         assert after.url in _sidebar(at) and before.url not in _sidebar(at)
 
-        job = build_jobs().start(second, "kb", paths=_documents(home.parent / "b", "beta", 2))
+        job = build_jobs().start(
+            second.builds, "kb", paths=_documents(home.parent / "b", "beta", 2)
+        )
         view = build_jobs().wait(job.id, 120)
         assert view.state == "done" and view.report.ok, view.error
         assert after.chat_count >= 2 and before.chat_count == calls_before
-        assert [h.document for h in second.search("beta1token", ["kb"])][:1] == ["beta-1.md"]
+        assert [h.document for h in second.search.query("beta1token", ["kb"])][:1] == ["beta-1.md"]
         assert all(r["_auth"] == "Bearer sk-after" for r in after.bodies())

@@ -35,11 +35,11 @@ def served(app_home, monkeypatch, embedder):  # noqa: ANN001
     (docs / "levels.md").write_text(LEVELS, encoding="utf-8")
     with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
         for name, role in {"alice": "viewer", "bob": "viewer", "ed": "editor"}.items():
-            svc.add_user(name, role, f"{name}-password")
-        svc.create_kb("rules")
-        svc.add("rules", [docs / "levels.md"])
-        svc.create_kb("secret")
-        svc.restrict("secret", ["ed"])
+            svc.users.add(name, role, f"{name}-password")
+        svc.kbs.create("rules")
+        svc.builds.add("rules", [docs / "levels.md"])
+        svc.kbs.create("secret")
+        svc.kbs.restrict("secret", ["ed"])
     return docs
 
 
@@ -94,23 +94,23 @@ def test_jobs_show_only_to_who_may_see_their_knowledge_base_and_a_viewer_cannot_
 
     shared = knowledge_service()
     ed = shared.as_user(User("ed", "editor"))
-    hidden = ed.start_build("secret", paths=_slow_build(served))
+    hidden = ed.builds.start("secret", paths=_slow_build(served))
     try:
         alice_page = _session("alice", "build")
         assert "secret" not in str(list(alice_page.main))  # not its name, files nor log
-        assert shared.as_user(User("alice", "viewer")).jobs() == []
+        assert shared.as_user(User("alice", "viewer")).builds.jobs() == []
         ed_page = _session("ed", "build")
         assert f"cancel-{hidden.id}" in {b.key for b in ed_page.button}
 
         (served / "open").mkdir()
-        shown = ed.start_build("rules", paths=_slow_build(served / "open"))
+        shown = ed.builds.start("rules", paths=_slow_build(served / "open"))
         alice_page = _session("alice", "build")
         assert "rules" in str(list(alice_page.main))  # she may watch a build she may see
         assert not [b for b in alice_page.button if (b.key or "").startswith("cancel-")]
         with pytest.raises(AccessError, match="may not cancel builds"):
-            shared.as_user(User("alice", "viewer")).cancel_job(shown.id)
-        assert ed.job(shown.id).running and not ed.job(shown.id).cancel_requested
+            shared.as_user(User("alice", "viewer")).builds.cancel(shown.id)
+        assert ed.builds.job(shown.id).running and not ed.builds.job(shown.id).cancel_requested
     finally:
-        for job in ed.jobs():
-            ed.cancel_job(job.id)
-        shared._jobs.wait_all(120)
+        for job in ed.builds.jobs():
+            ed.builds.cancel(job.id)
+        shared._home.jobs.wait_all(120)

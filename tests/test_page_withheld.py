@@ -30,13 +30,13 @@ def home(app_home, monkeypatch, embedder):  # noqa: ANN001
     (docs / "levels.md").write_text(RULES, encoding="utf-8")
     (docs / "audit.md").write_text(AUDIT, encoding="utf-8")
     with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
-        svc.add_user("alice", "viewer", "alice-password")
-        svc.add_user("bob", "viewer", "bob-password")
-        svc.create_kb("rules")
-        svc.add("rules", [docs / "levels.md"])
-        svc.create_kb("finance")
-        svc.add("finance", [docs / "audit.md"])
-        svc.restrict("finance", ["alice"])
+        svc.users.add("alice", "viewer", "alice-password")
+        svc.users.add("bob", "viewer", "bob-password")
+        svc.kbs.create("rules")
+        svc.builds.add("rules", [docs / "levels.md"])
+        svc.kbs.create("finance")
+        svc.builds.add("finance", [docs / "audit.md"])
+        svc.kbs.restrict("finance", ["alice"])
     return app_home
 
 
@@ -52,7 +52,7 @@ def test_a_cell_of_a_knowledge_base_its_owner_lost_shows_that_it_is_withheld_and
     before = shown(run(at))
     assert "seven years" in before and "audit.md" in before  # hers, for now
 
-    knowledge_service().restrict("finance", ["bob"])  # an admin takes it from her
+    knowledge_service().kbs.restrict("finance", ["bob"])  # an admin takes it from her
 
     again = go(sign_in(open_page(), "alice", "alice-password"), "recall")
     after = shown(again)

@@ -88,9 +88,9 @@ def test_the_retriever_feeds_an_lcel_chain_that_answers_from_it(home, monkeypatc
 
 def test_a_viewer_retrieves_only_what_they_may_see(home) -> None:
     with KnowledgeService(Settings(home=home)) as service:
-        service.add_user("alice", "viewer", "a long enough password")
-        service.add_user("bob", "viewer", "another long password")
-        service.restrict("kb", ["alice"])
+        service.users.add("alice", "viewer", "a long enough password")
+        service.users.add("bob", "viewer", "another long password")
+        service.kbs.restrict("kb", ["alice"])
         alice = ZhixingRetriever(service=service.as_user(User("alice", "viewer")))
         bob = ZhixingRetriever(service=service.as_user(User("bob", "viewer")))
         assert alice.invoke("idle session timeout")

@@ -41,9 +41,9 @@ def test_a_chinese_name_jieba_cuts_apart_is_found_by_its_bigrams(
     # name matches nothing and the shorter passage wins on 研发中心; both hold the bigram 莱英.
     (tmp_path / "a.md").write_text("# 公司\n\n凯莱英的研发中心位于天津。\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("# 其他\n\n研发中心在上海。\n", encoding="utf-8")
-    service.create_kb("kb")
-    service.add("kb", [tmp_path / "a.md", tmp_path / "b.md"])
-    hits = service.search("莱英研发中心在哪", ["kb"], strategies=["keyword"])
+    service.kbs.create("kb")
+    service.builds.add("kb", [tmp_path / "a.md", tmp_path / "b.md"])
+    hits = service.search.query("莱英研发中心在哪", ["kb"], strategies=["keyword"])
     assert hits and hits[0].document == "a.md"
 
 
@@ -52,9 +52,9 @@ def test_a_query_in_another_inflection_finds_the_passage(service: KnowledgeServi
         "# Bands\n\nThe Exies formed in Los Angeles in 1997.\n", encoding="utf-8"
     )
     (tmp_path / "other.md").write_text("# Other\n\nNothing about music here.\n", encoding="utf-8")
-    service.create_kb("kb")
-    service.add("kb", [tmp_path / "bands.md", tmp_path / "other.md"])
-    hits = service.search("when was the band forming", ["kb"], strategies=["keyword"])
+    service.kbs.create("kb")
+    service.builds.add("kb", [tmp_path / "bands.md", tmp_path / "other.md"])
+    hits = service.search.query("when was the band forming", ["kb"], strategies=["keyword"])
     assert hits and hits[0].document == "bands.md"  # "forming" meets "formed" only stemmed
 
 
@@ -98,20 +98,24 @@ def test_keyword_links_a_document_the_question_names_by_title(
         ],
     )
     with KnowledgeService(settings, embedder=embedder) as svc:
-        svc.create_kb("kb", mode="graph")
-        svc.add("kb", [corpus])
-        titles = svc._engine.titles
-        kbs = svc.scope(["kb"])
+        svc.kbs.create("kb", mode="graph")
+        svc.builds.add("kb", [corpus])
+        titles = svc._home.engine.titles
+        kbs = svc.search.scope(["kb"])
         named = titles.named("What language did haymo of faversham's era translate into?", kbs)
-        assert [svc._catalog.chunks_by_id(named)[c]["source"] for c in named] == ["h1"]
+        assert [svc._home.catalog.chunks_by_id(named)[c]["source"] for c in named] == ["h1"]
         assert len(titles.named("Java 应用的会话管理有哪些要求", kbs)) == 1  # no word boundaries
         assert titles.named("What is Aristotle known for?", kbs) == []  # a part is not the title
-        hits = svc.search("What did Haymo of Faversham write?", ["kb"], strategies=["keyword"])
+        hits = svc.search.query(
+            "What did Haymo of Faversham write?", ["kb"], strategies=["keyword"]
+        )
         assert hits[0].document == "h1" and hits[0].strategies["keyword"] == 1
         # The walk finds what the graph links; the title link is keyword's, not graph's.
-        walked = svc.search("What did Haymo of Faversham write?", ["kb"], strategies=["graph"])
+        walked = svc.search.query(
+            "What did Haymo of Faversham write?", ["kb"], strategies=["graph"]
+        )
         assert all("keyword" not in h.strategies for h in walked)
-        svc.remove("kb", "h1")  # the cache follows the catalog
+        svc.builds.remove("kb", "h1")  # the cache follows the catalog
         assert titles.named("What did Haymo of Faversham write?", kbs) == []
 
 
@@ -125,10 +129,12 @@ def test_a_passage_links_documents_by_titles_written_as_names(
         {"id": "z1", "title": "会话管理要求", "text": "空闲会话应在十五分钟后失效。"},
         {"id": "z2", "title": "概述", "text": "本文概述了各项要求。"},
     ]
-    service.create_kb("kb")
-    service.add("kb", [_corpus(tmp_path, records)])
-    titles, kbs = service._engine.titles, service.scope(["kb"])
-    source = {c: r["source"] for c, r in service._catalog.chunks_by_id(list(range(1, 50))).items()}
+    service.kbs.create("kb")
+    service.builds.add("kb", [_corpus(tmp_path, records)])
+    titles, kbs = service._home.engine.titles, service.search.scope(["kb"])
+    source = {
+        c: r["source"] for c, r in service._home.catalog.chunks_by_id(list(range(1, 50))).items()
+    }
 
     def linked(text: str) -> list[str]:
         return [source[chunk] for chunk, _ in titles.linked(text, kbs)]
@@ -166,12 +172,12 @@ def test_a_multi_hop_question_reaches_the_page_the_top_hit_names(
         }
         for n in range(6)
     ]
-    service.create_kb("kb")
-    service.add("kb", [_corpus(tmp_path, records)])
+    service.kbs.create("kb")
+    service.builds.add("kb", [_corpus(tmp_path, records)])
     question = "Where was the director of the film Night Harbour born?"
-    plain = service.search(question, ["kb"], strategies=["basic"])
+    plain = service.search.query(question, ["kb"], strategies=["basic"])
     assert "director" not in [h.document for h in plain[:5]]  # the lists alone miss it
-    hits = service.search(question, ["kb"])
+    hits = service.search.query(question, ["kb"])
     assert hits[0].document == "film"
     assert hits[4].document == "director" and hits[4].strategies == {"link": 1}
 
@@ -187,14 +193,14 @@ def test_a_knowledge_base_built_before_the_bigrams_is_still_found_beside_a_new_o
     # As a release before built it: analysis 1 in a collection with Milvus's jieba tokenizer.
     monkeypatch.setattr(catalog_module, "ANALYSIS_VERSION", 1)
     monkeypatch.setattr(vectors_module, "TOKENIZER", "jieba")
-    service.create_kb("old")
-    service.add("old", [tmp_path / "old.md"])
+    service.kbs.create("old")
+    service.builds.add("old", [tmp_path / "old.md"])
     monkeypatch.undo()
-    service.create_kb("new")
-    service.add("new", [tmp_path / "new.md"])
-    assert service._catalog.get_kb("old").analysis == 1
-    assert service._catalog.get_kb("new").analysis == ANALYSIS_VERSION == 2
-    old = service.search("注销后的会话令牌", ["old"], strategies=["keyword"])
+    service.kbs.create("new")
+    service.builds.add("new", [tmp_path / "new.md"])
+    assert service._home.catalog.get_kb("old").analysis == 1
+    assert service._home.catalog.get_kb("new").analysis == ANALYSIS_VERSION == 2
+    old = service.search.query("注销后的会话令牌", ["old"], strategies=["keyword"])
     assert [h.document for h in old] == ["old.md"]
-    both = service.search("会话令牌", ["old", "new"], strategies=["keyword"])
+    both = service.search.query("会话令牌", ["old", "new"], strategies=["keyword"])
     assert sorted(h.document for h in both) == ["new.md", "old.md"]

@@ -26,13 +26,13 @@ MiB = 2**20
 
 def test_exporting_needs_the_editor_role_and_keeps_restricted_kbs_invisible(service, tmp_path):
     for name, role in (("v", "viewer"), ("e", "editor"), ("m", "editor")):
-        service.add_user(name, role, f"{name}-password")
+        service.users.add(name, role, f"{name}-password")
     doc = tmp_path / "firewall.md"
     doc.write_text("# Firewall\n\nDeny by default.", encoding="utf-8")
-    service.create_kb("open")
-    service.add("open", [doc])
-    service.create_kb("secret")
-    service.restrict("secret", ["m"])
+    service.kbs.create("open")
+    service.builds.add("open", [doc])
+    service.kbs.create("secret")
+    service.kbs.restrict("secret", ["m"])
     viewer, editor = service.as_user(User("v", "viewer")), service.as_user(User("e", "editor"))
     archive = tmp_path / "open.zip"
     for name in ("open", "secret"):  # the role is checked first: the viewer learns nothing
@@ -41,14 +41,14 @@ def test_exporting_needs_the_editor_role_and_keeps_restricted_kbs_invisible(serv
             match=r"^v \(viewer\) may not export knowledge bases: that needs the editor role;"
             r" ask an admin\.$",
         ):
-            viewer.export_kb(name, archive)
+            viewer.kbs.export_archive(name, archive)
     assert not archive.exists()
-    assert editor.export_kb("open", archive).counts["documents"] == 1
+    assert editor.kbs.export_archive("open", archive).counts["documents"] == 1
     assert archive.exists()
     with pytest.raises(NotFoundError, match="no knowledge base named 'secret' that e may see"):
-        editor.export_kb("secret", tmp_path / "secret.zip")
+        editor.kbs.export_archive("secret", tmp_path / "secret.zip")
     assert not (tmp_path / "secret.zip").exists()
-    exports = [(e.user, e.target) for e in service.audit_log() if e.action == "kb.export"]
+    exports = [(e.user, e.target) for e in service.admin.audit_log() if e.action == "kb.export"]
     assert exports == [("e", "open")]
 
 

@@ -132,8 +132,8 @@ _TRACED = textwrap.dedent(
         from zhixing.core.config import Settings
         from zhixing.core.service import KnowledgeService
         svc = KnowledgeService(Settings.from_env())
-        svc.create_kb("kb")
-        svc.ask("What is traced?", ["kb"], max_rounds=1)
+        svc.kbs.create("kb")
+        svc.search.ask("What is traced?", ["kb"], max_rounds=1)
         svc.close()
     RunnableLambda(lambda x: x + 1).invoke(1)
     wait_for_all_tracers()

@@ -15,7 +15,7 @@ STAGING = "# Transport\n\nEvery connection uses TLS 1.3; TLS 1.0 and 1.1 are swi
 
 
 def _documents(svc: KnowledgeService, query: str) -> set[str]:
-    return {h.document for h in svc.search(query, ["rules"], top_k=5)}
+    return {h.document for h in svc.search.query(query, ["rules"], top_k=5)}
 
 
 def _deployment(home: Path) -> str:
@@ -39,22 +39,22 @@ def test_two_homes_on_one_server_never_change_each_other(
     )
     try:
         for svc, doc in ((team, "team.md"), (staging, "staging.md")):
-            svc.create_kb("rules")  # the same name, and the same id (1), in both catalogs
-            assert svc.add("rules", [docs / doc]).ok
+            svc.kbs.create("rules")  # the same name, and the same id (1), in both catalogs
+            assert svc.builds.add("rules", [docs / doc]).ok
         assert _deployment(homes[0]) != _deployment(homes[1])
         assert _documents(team, "TLS 1.3 bcrypt") == {"team.md"}
         assert _documents(staging, "TLS 1.3 bcrypt") == {"staging.md"}
 
-        team.remove("rules", "team.md")  # a delete by (kb, document) ids in one home ...
+        team.builds.remove("rules", "team.md")  # a delete by (kb, document) ids in one home ...
         assert _documents(staging, "TLS") == {"staging.md"}  # ... leaves the other's alone
         assert _documents(team, "bcrypt") == set()
 
         archive = tmp_path / "staging.zhixing"
-        staging.export_kb("rules", archive)
-        team.delete_kb("rules")
-        team.import_kb(archive)  # the copy lands in the team's collection only
+        staging.kbs.export_archive("rules", archive)
+        team.kbs.delete("rules")
+        team.kbs.import_archive(archive)  # the copy lands in the team's collection only
         assert _documents(team, "TLS") == {"staging.md"}
-        staging.delete_kb("rules")
+        staging.kbs.delete("rules")
         assert _documents(team, "TLS") == {"staging.md"}  # the team's copy stays
     finally:
         team.close()
@@ -73,8 +73,8 @@ def test_a_home_keeps_its_deployment_id_and_an_older_home_keeps_its_collections(
     # A home whose knowledge bases predate deployment ids keeps the names it filled.
     old = tmp_path / "old"
     with KnowledgeService(Settings(home=old), embedder=embedder) as svc:
-        svc.create_kb("rules")
+        svc.kbs.create("rules")
     with sqlite3.connect(old / "catalog.db") as db:
         db.execute("DELETE FROM home")
     with KnowledgeService(Settings(home=old), embedder=embedder) as svc:
-        assert _deployment(old) == "" and svc._vectors.collection_name(512) == "zhixing_d512"
+        assert _deployment(old) == "" and svc._home.vectors.collection_name(512) == "zhixing_d512"

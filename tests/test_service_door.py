@@ -26,38 +26,38 @@ def svc(tmp_path: Path, embedder):  # noqa: ANN001
     doc.write_text("# Vault\n\nThe vault key rotates weekly. bcrypt hashes passwords.\n")
     with KnowledgeService(Settings(home=tmp_path / "home"), embedder=embedder) as service:
         for user in (ED, ALICE):
-            service.add_user(user.name, user.role, f"{user.name}-password")
-        service.create_kb("secret", mode="graph")
-        service.add("secret", [doc])
-        service.restrict("secret", ["alice"])  # ed, an editor, is not a member
-        service.create_kb("open", mode="graph")
+            service.users.add(user.name, user.role, f"{user.name}-password")
+        service.kbs.create("secret", mode="graph")
+        service.builds.add("secret", [doc])
+        service.kbs.restrict("secret", ["alice"])  # ed, an editor, is not a member
+        service.kbs.create("open", mode="graph")
         yield service
 
 
 def test_creating_a_hidden_name_does_not_say_that_it_exists(svc, tmp_path) -> None:  # noqa: ANN001
     ed = svc.as_user(ED)
     with pytest.raises(StoreError) as refused:
-        ed.create_kb("secret")
+        ed.kbs.create("secret")
     assert "exists" not in str(refused.value) and "cannot be used" in str(refused.value)
     with pytest.raises(StoreError, match="already exists"):  # a name they may see: said plainly
-        ed.create_kb("open")
+        ed.kbs.create("open")
     archive = tmp_path / "open.zhixing"
-    ed.export_kb("open", archive)
+    ed.kbs.export_archive("open", archive)
     with pytest.raises(StoreError) as imported:
-        ed.import_kb(archive, as_name="secret")
+        ed.kbs.import_archive(archive, as_name="secret")
     assert "exists" not in str(imported.value) and "--as NAME" in str(imported.value)
 
 
 def test_an_entity_of_a_hidden_or_other_knowledge_base_reads_as_missing(svc) -> None:  # noqa: ANN001
     member = svc.as_user(ALICE)
-    view = member.graph_view("secret")
+    view = member.graph.view("secret")
     assert view.nodes and "allow-same-origin" not in view.html.split("srcdoc")[0]
     entity = view.nodes[0].id
-    assert member.entity("secret", entity).name == view.nodes[0].name
+    assert member.graph.entity("secret", entity).name == view.nodes[0].name
     with pytest.raises(NotFoundError, match="no such entity"):
-        member.entity("open", entity)  # an id from another knowledge base
+        member.graph.entity("open", entity)  # an id from another knowledge base
     with pytest.raises(NotFoundError, match="no knowledge base named 'secret' that ed may see"):
-        svc.as_user(ED).entity("secret", entity)
+        svc.as_user(ED).graph.entity("secret", entity)
 
 
 @pytest.mark.slow
@@ -97,29 +97,29 @@ UNDO_ONLY = "may delete only a knowledge base they created that never held a doc
 
 
 def test_an_editor_may_delete_only_their_own_never_filled_knowledge_base(svc, tmp_path) -> None:  # noqa: ANN001
-    svc.add_user(EVE.name, EVE.role, "eve-password")
+    svc.users.add(EVE.name, EVE.role, "eve-password")
     ed, eve, alice = svc.as_user(ED), svc.as_user(EVE), svc.as_user(ALICE)
     doc = tmp_path / "team.md"
     doc.write_text("# Team\n\nThe team rotates the on-call weekly.\n", encoding="utf-8")
-    ed.create_kb("team")
-    assert ed.add("team", [doc]).ok
-    ed.remove("team", "team.md")  # every document removed: still not an editor's to delete
-    assert ed.documents("team") == []
+    ed.kbs.create("team")
+    assert ed.builds.add("team", [doc]).ok
+    ed.builds.remove("team", "team.md")  # every document removed: still not an editor's to delete
+    assert ed.kbs.documents("team") == []
     with pytest.raises(
         AccessError, match=f"ed \\(editor\\) may not delete 'team': an editor {UNDO_ONLY}"
     ):
-        ed.delete_kb("team")
-    ed.create_kb("draft")  # never filled, but not hers: eve may not delete it
+        ed.kbs.delete("team")
+    ed.kbs.create("draft")  # never filled, but not hers: eve may not delete it
     with pytest.raises(AccessError, match=UNDO_ONLY):
-        eve.delete_kb("draft")
+        eve.kbs.delete("draft")
     with pytest.raises(AccessError, match=UNDO_ONLY):
-        ed.delete_kb("open")  # never filled, made by the admin
+        ed.kbs.delete("open")  # never filled, made by the admin
     with pytest.raises(AccessError, match="alice \\(viewer\\) may not delete knowledge bases"):
-        alice.delete_kb("draft")
-    ed.delete_kb("draft")  # an editor's own create, undone
-    svc.delete_kb("team")  # the admin deletes what the editor may not
-    assert {kb.name for kb in svc.list_kbs()} == {"open", "secret"}
-    deleted = [(e.user, e.target) for e in svc.audit_log() if e.action == "kb.delete"]
+        alice.kbs.delete("draft")
+    ed.kbs.delete("draft")  # an editor's own create, undone
+    svc.kbs.delete("team")  # the admin deletes what the editor may not
+    assert {kb.name for kb in svc.kbs.all()} == {"open", "secret"}
+    deleted = [(e.user, e.target) for e in svc.admin.audit_log() if e.action == "kb.delete"]
     assert deleted == [("local", "team"), ("ed", "draft")]
 
 
@@ -129,19 +129,19 @@ def test_a_knowledge_base_from_before_creators_were_kept_is_the_admins_to_delete
 ) -> None:
     home = tmp_path / "old-home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as service:
-        service.add_user(ED.name, ED.role, "ed-password")
-        service.as_user(ED).create_kb("empty")  # as an older Zhixing would have kept it:
-        db = service._catalog.db  # no creator, no memory of documents
+        service.users.add(ED.name, ED.role, "ed-password")
+        service.as_user(ED).kbs.create("empty")  # as an older Zhixing would have kept it:
+        db = service._home.catalog.db  # no creator, no memory of documents
         db.execute("DROP TRIGGER documents_fill")
         db.execute("ALTER TABLE knowledge_bases DROP COLUMN created_by")
         db.execute("ALTER TABLE knowledge_bases DROP COLUMN filled")
     with KnowledgeService(Settings(home=home), embedder=embedder) as service:
         with pytest.raises(AccessError, match=UNDO_ONLY):
-            service.as_user(ED).delete_kb("empty")
-        service.as_user(ED).create_kb("new")  # the migrated catalog keeps creators from now on
-        service.as_user(ED).delete_kb("new")
-        service.delete_kb("empty")
-        assert service.list_kbs() == []
+            service.as_user(ED).kbs.delete("empty")
+        service.as_user(ED).kbs.create("new")  # the migrated catalog keeps creators from now on
+        service.as_user(ED).kbs.delete("new")
+        service.kbs.delete("empty")
+        assert service.kbs.all() == []
 
 
 def test_every_door_a_name_reaches_says_the_same_of_a_hidden_name_as_of_a_missing_one(
@@ -157,29 +157,29 @@ def test_every_door_a_name_reaches_says_the_same_of_a_hidden_name_as_of_a_missin
     doc = tmp_path / "new.md"
     doc.write_text("# New\n\ntext\n", encoding="utf-8")
     doors = {
-        "search": lambda n: ed.search("vault", [n]),
-        "search @name": lambda n: ed.search("vault", [f"@{n}"]),
-        "search among others": lambda n: ed.search_many(["vault"], ["open", n]),
-        "ask": lambda n: ed.ask("vault?", [n], max_rounds=1),
-        "documents": lambda n: ed.documents(n),
-        "graph stats": lambda n: ed.graph_stats(n),
-        "graph view": lambda n: ed.graph_view(n),
-        "graph file": lambda n: ed.graph_file(n, "graphml"),
-        "neighbourhood": lambda n: ed.neighbourhood(n, "vault"),
-        "entity": lambda n: ed.entity(n, 1),
-        "members": lambda n: ed.members(n),
-        "export": lambda n: ed.export_kb(n, tmp_path / "out.zhixing"),
-        "add": lambda n: ed.add(n, [doc]),
-        "background build": lambda n: ed.start_build(n, [("new.md", b"# New\n\ntext\n")]),
-        "estimate": lambda n: ed.estimate(n, [doc]),
-        "remove": lambda n: ed.remove(n, "secret.md"),
-        "delete": lambda n: ed.delete_kb(n),
-        "resume": lambda n: ed.resume_interrupted(n),
-        "build running": lambda n: ed.build_running(n),
-        "notebook scope": lambda n: ed.notebook([n]),
-        "agent context (Studio)": lambda n: ed.agent_context([n]),
-        "task context (Studio)": lambda n: ed.task_context([n]),
-        "task": lambda n: ed.run_task("audit it", [n]),
+        "search": lambda n: ed.search.query("vault", [n]),
+        "search @name": lambda n: ed.search.query("vault", [f"@{n}"]),
+        "search among others": lambda n: ed.search.many(["vault"], ["open", n]),
+        "ask": lambda n: ed.search.ask("vault?", [n], max_rounds=1),
+        "documents": lambda n: ed.kbs.documents(n),
+        "graph stats": lambda n: ed.graph.stats(n),
+        "graph view": lambda n: ed.graph.view(n),
+        "graph file": lambda n: ed.graph.file(n, "graphml"),
+        "neighbourhood": lambda n: ed.graph.neighbourhood(n, "vault"),
+        "entity": lambda n: ed.graph.entity(n, 1),
+        "members": lambda n: ed.kbs.members(n),
+        "export": lambda n: ed.kbs.export_archive(n, tmp_path / "out.zhixing"),
+        "add": lambda n: ed.builds.add(n, [doc]),
+        "background build": lambda n: ed.builds.start(n, [("new.md", b"# New\n\ntext\n")]),
+        "estimate": lambda n: ed.builds.estimate(n, [doc]),
+        "remove": lambda n: ed.builds.remove(n, "secret.md"),
+        "delete": lambda n: ed.kbs.delete(n),
+        "resume": lambda n: ed.builds.resume_interrupted(n),
+        "build running": lambda n: ed.builds.running(n),
+        "notebook scope": lambda n: ed.notebooks.for_kbs([n]),
+        "agent context (Studio)": lambda n: ed.search.agent_context([n]),
+        "task context (Studio)": lambda n: ed.tasks.context([n]),
+        "task": lambda n: ed.tasks.run("audit it", [n]),
         "retriever": lambda n: ZhixingRetriever(service=ed, knowledge_bases=[n]).invoke("vault"),
     }
     hidden = "secret"
@@ -195,5 +195,5 @@ def test_every_door_a_name_reaches_says_the_same_of_a_hidden_name_as_of_a_missin
             == "There is no knowledge base named NAME that ed may see (known: open)."
         ), door
     assert not (tmp_path / "out.zhixing").exists()
-    assert [d.source for d in svc.documents(hidden)] == ["secret.md"]  # nothing happened to it
-    assert not svc.jobs()
+    assert [d.source for d in svc.kbs.documents(hidden)] == ["secret.md"]  # nothing happened to it
+    assert not svc.builds.jobs()

@@ -51,8 +51,10 @@ def test_a_strategy_registered_outside_core_runs_in_the_fused_search(
         reverse,
     )
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        plain = svc.search("How long until idle sessions expire?", ["kb"], strategies=["basic"])
-        hits = svc.search(
+        plain = svc.search.query(
+            "How long until idle sessions expire?", ["kb"], strategies=["basic"]
+        )
+        hits = svc.search.query(
             "How long until idle sessions expire?", ["kb"], strategies=["basic", reverse]
         )
     assert len(seen) == 1 and seen[0].basic is not None and len(seen[0].rewrites) == 1

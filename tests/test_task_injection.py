@@ -214,10 +214,10 @@ def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # noqa: A
     guide = home.parent / "guideline-3.1.md"
     guide.write_text(CLAUSE, encoding="utf-8")
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb")
-        assert svc.add("kb", [guide]).ok
-        svc.create_kb("notes")
-        assert svc.add("notes", [guide, poison]).ok
+        svc.kbs.create("kb")
+        assert svc.builds.add("kb", [guide]).ok
+        svc.kbs.create("notes")
+        assert svc.builds.add("notes", [guide, poison]).ok
     return home
 
 
@@ -239,7 +239,7 @@ def _run(home: Path, embedder, model: Obedient, workspace: Path | None, kb: str 
         settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="sk-test")
         llm = LLMClient(settings, None, timeout_s=10.0, backoff_s=0.01)
         with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
-            result = svc.run_task(TASK, [kb], workspace=workspace, on_event=events.append)
+            result = svc.tasks.run(TASK, [kb], workspace=workspace, on_event=events.append)
         sent = json.dumps(fake.requests, ensure_ascii=False)
     return result, events, sent
 
@@ -451,5 +451,5 @@ def test_the_offline_scan_finds_the_issue_the_obedient_model_was_told_to_suppres
         encoding="utf-8",
     )
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        result = svc.run_task(TASK, ["kb"], workspace=ws)
+        result = svc.tasks.run(TASK, ["kb"], workspace=ws)
     assert (APP, SQL_LINE) in [(f.file, f.line) for f in result.findings]

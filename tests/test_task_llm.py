@@ -116,8 +116,8 @@ class Auditor:
 def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # noqa: ANN001
     home = tmp_path_factory.mktemp("agent-llm") / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:  # built offline
-        svc.create_kb("kb")
-        svc.add("kb", [ROOT / "samples" / "java-secure-coding-guideline.md"])
+        svc.kbs.create("kb")
+        svc.builds.add("kb", [ROOT / "samples" / "java-secure-coding-guideline.md"])
     return home
 
 
@@ -127,7 +127,7 @@ def run(home: Path, embedder, model: Auditor, events: list | None = None):  # no
         llm = LLMClient(settings, None, timeout_s=10.0, backoff_s=0.01)
         with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
             sink = events.append if events is not None else None
-            return svc.run_task(TASK, ["kb"], workspace=SHOP, on_event=sink)
+            return svc.tasks.run(TASK, ["kb"], workspace=SHOP, on_event=sink)
 
 
 def test_the_plan_is_revised_after_research_into_grounded_subtasks(home, embedder) -> None:  # noqa: ANN001
@@ -251,7 +251,7 @@ def test_a_review_that_fails_leaves_the_candidate_unconfirmed_and_the_run_goes_o
         settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="sk-test")
         llm = LLMClient(settings, None, timeout_s=10.0, backoff_s=0.01)
         with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
-            result = svc.run_task(TASK, ["kb"], workspace=SHOP)
+            result = svc.tasks.run(TASK, ["kb"], workspace=SHOP)
     flows = [f for f in result.findings if f.rule.startswith("zhixing.")]
     assert flows and not any(f.confirmed for f in flows)
     assert all(f.note == "unconfirmed heuristic" for f in flows)

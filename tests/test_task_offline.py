@@ -51,8 +51,8 @@ INJECTION = (f"{J}/repository/ProductRepository.java", (34, 35))
 def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # noqa: ANN001
     home = tmp_path_factory.mktemp("agent") / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        svc.create_kb("kb")
-        assert svc.add("kb", [SAMPLES / GUIDE]).ok
+        svc.kbs.create("kb")
+        assert svc.builds.add("kb", [SAMPLES / GUIDE]).ok
     return home
 
 
@@ -60,13 +60,13 @@ def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:  # noqa: A
 def audit(home: Path, embedder):  # noqa: ANN001, ANN201
     events: list[dict] = []
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        result = svc.run_task(TASK, ["kb"], workspace=SHOP, on_event=events.append)
+        result = svc.tasks.run(TASK, ["kb"], workspace=SHOP, on_event=events.append)
     return result, events
 
 
 def run_on(home: Path, embedder, workspace: Path):  # noqa: ANN001, ANN201
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        return svc.run_task(TASK, ["kb"], workspace=workspace)
+        return svc.tasks.run(TASK, ["kb"], workspace=workspace)
 
 
 def test_every_planted_issue_is_found_and_cites_its_clause(audit) -> None:  # noqa: ANN001
@@ -194,7 +194,7 @@ def test_a_task_run_without_a_workspace_says_plainly_that_no_code_was_audited(
 ) -> None:
     """Issue 17: it reported "0 findings" as if it had audited something."""
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
-        result = svc.run_task(task, ["kb"])
+        result = svc.tasks.run(task, ["kb"])
     assert result.findings == [] and result.workspace is False
     [said] = result.warnings
     assert said.startswith(warning)

@@ -98,9 +98,9 @@ def test_what_no_clause_covers_is_reported_by_the_built_in_rule_pack_naming_its_
     (project / "src" / "ReportServlet.java").write_text(SERVLET, encoding="utf-8")
     events: list[dict] = []
     with KnowledgeService(Settings(home=tmp_path / "home"), embedder=embedder) as svc:
-        svc.create_kb("kb")
-        svc.add("kb", [guide])
-        result = svc.run_task(
+        svc.kbs.create("kb")
+        svc.builds.add("kb", [guide])
+        result = svc.tasks.run(
             "Audit this project against @kb", ["kb"], workspace=project, on_event=events.append
         )
     [analysis] = [e for e in events if e["node"] == "analysis"]

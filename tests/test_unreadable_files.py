@@ -34,7 +34,7 @@ def _uploads() -> list[tuple[str, bytes]]:
 
 
 def _documents(svc: KnowledgeService, kb: str) -> dict[str, tuple[str, str]]:
-    return {d.source: (d.status, d.error) for d in svc.documents(kb)}
+    return {d.source: (d.status, d.error) for d in svc.kbs.documents(kb)}
 
 
 def _assert_listed(documents: dict[str, tuple[str, str]]) -> None:
@@ -55,10 +55,10 @@ def svc(tmp_path: Path, embedder):
 def test_uploads_that_cannot_be_read_are_listed_with_their_reasons_and_the_rest_builds(
     svc: KnowledgeService,
 ):
-    svc.create_kb("kb")
+    svc.kbs.create("kb")
     refused = [("setup.exe", b"MZ\x90\x00"), ("huge.md", b"#" * (1024 * 1024 + 1))]
-    view = svc.start_build("kb", [*_uploads(), *refused])
-    job = svc._jobs.wait(view.id, 120)
+    view = svc.builds.start("kb", [*_uploads(), *refused])
+    job = svc._home.jobs.wait(view.id, 120)
     assert job.state == "done" and job.report is not None
     assert job.report.added == ["good.md"]
     assert {f.source for f in job.report.failed} == set(UNREADABLE)
@@ -67,11 +67,11 @@ def test_uploads_that_cannot_be_read_are_listed_with_their_reasons_and_the_rest_
     assert documents.pop("setup.exe")[1].startswith("setup.exe is not a supported type (.exe)")
     assert documents.pop("huge.md") == ("failed", "huge.md is 1.0 MB, over the 1 MB upload limit.")
     _assert_listed(documents)
-    hits = svc.search("HttpOnly", ["kb"])
+    hits = svc.search.query("HttpOnly", ["kb"])
     assert hits and hits[0].document == "good.md"
 
     # An unreadable new version of an indexed document leaves the indexed one as it was.
-    again = svc._jobs.wait(svc.start_build("kb", [("good.md", b"")]).id, 120)
+    again = svc._home.jobs.wait(svc.builds.start("kb", [("good.md", b"")]).id, 120)
     assert again.report is not None and [f.source for f in again.report.failed] == ["good.md"]
     assert _documents(svc, "kb")["good.md"] == ("indexed", "")
 
@@ -79,11 +79,11 @@ def test_uploads_that_cannot_be_read_are_listed_with_their_reasons_and_the_rest_
 def test_with_no_readable_upload_the_knowledge_base_still_lists_each_refusal(
     svc: KnowledgeService,
 ):
-    svc.create_kb("kb")
+    svc.kbs.create("kb")
     with pytest.raises(UploadRefusedError, match=r"^setup\.exe is not a supported type") as err:
-        svc.start_build("kb", [("setup.exe", b"MZ\x90\x00")])
+        svc.builds.start("kb", [("setup.exe", b"MZ\x90\x00")])
     assert _documents(svc, "kb") == {"setup.exe": ("failed", str(err.value))}
-    assert svc.jobs() == []  # nothing to build, no job
+    assert svc.builds.jobs() == []  # nothing to build, no job
 
 
 def test_the_cli_indexes_the_readable_files_and_names_each_unreadable_one(tmp_path: Path):

@@ -2,7 +2,7 @@
 
 The catalog dumps and loads the knowledge base's rows (core/store/kb_rows.py), the vector store
 its vectors; this package writes and reads the archive around them. The service authorizes and
-audits (`KnowledgeService.export_kb`, `import_kb`); nothing here knows who asks.
+audits (`service.kbs.export_archive`, `import_archive`); nothing here knows who asks.
 
 The archive is a zip file (deflate). It is read in memory, member by member, and never
 extracted, so no member name can reach the file system; names that try to leave the archive

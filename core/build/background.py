@@ -1,9 +1,9 @@
-"""Background build jobs: one `KnowledgeService.add` per job, in a daemon thread.
+"""Background build jobs: one `Builds.add` (core/service/builds.py) per job, in a daemon thread.
 
 One registry per server process (the app makes it once and hands it to every service it opens),
 so a job keeps running while its user moves to another page, is still listed after a browser
 reload, and outlives a reopened service. Pages never hold the registry: they read jobs through
-the service (`KnowledgeService.jobs()`, which shows only jobs of knowledge bases the user may
+the service (`service.builds.jobs()`, which shows only jobs of knowledge bases the user may
 see) as immutable `JobView` snapshots; only the job's own thread writes to a job, under the
 registry's lock. `when_idle` runs a callback once no build is running (the settings page uses
 it to reopen the shared service with new settings without closing it under a running build).
@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..choices import JobState
 from ..config import Settings
@@ -29,18 +29,51 @@ from ..ingest.uploads import UploadRefusedError, check_upload
 from .events import BuildReport, ProgressEvent, ProgressSink
 
 if TYPE_CHECKING:
-    from ..service import KnowledgeService
-    from .estimate import BuildEstimate
+    from .durable import JobRecord
 
 __all__ = [
     "JOB_STAGES",
+    "Builder",
     "BuildJobs",
     "JobView",
     "LogLine",
-    "estimate",
+    "stage_uploads",
 ]
 
 log = logging.getLogger(__name__)
+
+
+class Builder(Protocol):
+    """What a job runs its build through: the service's builds for one user
+    (core/service/builds.py), which check that user's rights on every call."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def kb(self, name: str) -> object:
+        """Raise NotFoundError unless the user may see the knowledge base `name`."""
+        ...
+
+    def add(
+        self,
+        name: str,
+        paths: Sequence[Path],
+        on_event: ProgressSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> BuildReport: ...
+
+    def interrupted(self) -> list[tuple[JobRecord, str]]: ...
+
+    def resume_interrupted(
+        self,
+        name: str | None = None,
+        *,
+        job_id: int | None = None,
+        on_event: ProgressSink | None = None,
+        cancel: threading.Event | None = None,
+        cancelled: bool = False,
+    ) -> list[BuildReport]: ...
+
 
 # The job's own log lines, besides the pipeline's stages (core.build.events.STAGES): their
 # stage names, and English messages for the debug log; a page words them from the stage.
@@ -177,7 +210,7 @@ class BuildJobs:
 
     def start(
         self,
-        service: KnowledgeService,
+        builder: Builder,
         kb: str,
         uploads: Sequence[tuple[str, bytes]] = (),
         paths: Sequence[Path] = (),
@@ -187,21 +220,21 @@ class BuildJobs:
         Uploads are saved under `<home>/uploads/<job id>/` by their sanitized names (a document
         is named by its file name) and removed when the build ends.
         """
-        service.kb(kb)  # a readable NotFoundError before anything is staged
+        builder.kb(kb)  # a readable NotFoundError before anything is staged
         if not uploads and not paths:
             raise ZhixingError(NOTHING_TO_BUILD)
         self.check_idle(kb)
         job_id = uuid.uuid4().hex[:12]
         # Staging writes files: do it outside the lock, then check again before registering.
-        staging = service.settings.home / "uploads" / job_id if uploads else None
-        limit = service.settings.max_upload_mb
-        staged = _stage(staging, uploads, max_upload_mb=limit) if staging else []
+        staging = builder.settings.home / "uploads" / job_id if uploads else None
+        limit = builder.settings.max_upload_mb
+        staged = stage_uploads(staging, uploads, max_upload_mb=limit) if staging else []
         all_paths = [*staged, *(Path(p) for p in paths)]
         job = _Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
         self._log(job, "staged", LOG_STAGED.format(count=len(all_paths)), steps=len(all_paths))
 
         def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport:
-            return service.add(kb, all_paths, on_event=on_event, cancel=cancel)
+            return builder.add(kb, all_paths, on_event=on_event, cancel=cancel)
 
         job.thread = threading.Thread(
             target=self._run, args=(job, build), name=f"zhixing-build-{job_id}", daemon=True
@@ -218,14 +251,14 @@ class BuildJobs:
             job.thread.start()
             return job.view()
 
-    def resume_interrupted(self, service: KnowledgeService) -> list[JobView]:
+    def resume_interrupted(self, builder: Builder) -> list[JobView]:
         """Restart, as background jobs, the builds a crash or kill of the server interrupted.
 
         Call once per server process. Their uploads are still staged under
         `<home>/uploads/<job id>/`: that folder goes only when a job ends for good.
         """
         started = []
-        for record, kb in service.interrupted_builds():
+        for record, kb in builder.interrupted():
             staging = Path(record.staging) if record.staging else None
             job = _Job(
                 id=staging.name if staging else f"job-{record.id}",
@@ -238,7 +271,7 @@ class BuildJobs:
             def build(
                 on_event: ProgressSink, cancel: threading.Event, job_id: int = record.id
             ) -> BuildReport | None:
-                reports = service.resume_interrupted(
+                reports = builder.resume_interrupted(
                     job_id=job_id, on_event=on_event, cancel=cancel
                 )
                 return reports[0] if reports else None
@@ -308,7 +341,7 @@ class BuildJobs:
         if job is not None and job.staging is not None:
             shutil.rmtree(job.staging, ignore_errors=True)
 
-    def resume(self, service: KnowledgeService, job_id: str) -> JobView:
+    def resume(self, builder: Builder, job_id: str) -> JobView:
         """Build, as a new background job in its place, what a cancelled job left."""
         with self._lock:
             old = self._jobs.get(job_id)
@@ -319,7 +352,7 @@ class BuildJobs:
         self._log(job, "continuing", LOG_CONTINUING, steps=report.left)
 
         def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport | None:
-            reports = service.resume_interrupted(
+            reports = builder.resume_interrupted(
                 job_id=report.job, on_event=on_event, cancel=cancel, cancelled=True
             )
             return reports[0] if reports else None
@@ -431,7 +464,7 @@ def _call(callback: Callable[[], None]) -> None:
         log.exception("A callback waiting for the builds to end failed.")
 
 
-def _stage(
+def stage_uploads(
     folder: Path, uploads: Sequence[tuple[str, bytes]], *, max_upload_mb: int | None = None
 ) -> list[Path]:
     """Save uploads by their sanitized names; a repeated name goes to a subfolder so that the
@@ -467,22 +500,3 @@ def _check_uploads(uploads: Sequence[tuple[str, bytes]], max_upload_mb: int | No
             refused.append(str(exc))
     if refused:
         raise UploadRefusedError(" ".join(refused))
-
-
-def estimate(
-    service: KnowledgeService, uploads: Sequence[tuple[str, bytes]], modes: Sequence[str]
-) -> dict[str, BuildEstimate | None] | None:
-    """The LLM and embedding cost of building `uploads` in each mode into a new knowledge base
-    (core/build/estimate.py); None when there is nothing worth estimating.
-
-    Parses and chunks the files (a dry pass), so call it on demand, not on every rerun.
-    """
-    if not uploads or not service.worth_estimating():
-        return None
-    folder = service.settings.home / "uploads" / f"estimate-{uuid.uuid4().hex[:12]}"
-    try:
-        paths = _stage(folder, uploads, max_upload_mb=service.settings.max_upload_mb)
-        # A knowledge base not created yet: no documents, so nothing counts as already built.
-        return {mode: service.estimate_new(mode, paths) for mode in modes}
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,6 @@
 """The task agent (docs/architecture.md §7): plan, research, re-plan, execute and report over a workspace.
 
-`run_task(task, TaskContext(...))` is the entry point (`KnowledgeService.run_task` wires it);
+`run_task(task, TaskContext(...))` is the entry point (`service.tasks.run` wires it);
 `open_workspace(path, runs_dir)` gives the read-only `Workspace` (list, read, grep) the agent's
 tools run on.
 """

@@ -1,8 +1,8 @@
 """Notebooks of the knowledge service (docs/architecture.md §8): each user's cells of questions
 over a set of knowledge bases, kept, edited, re-run in place, reordered, exported and imported.
 
-A mixin of `KnowledgeService`. A cell runs through the service's own `search`, `summarize` and
-`ask`, so it passes the same role and visibility checks as any search; a notebook belongs to
+A cell runs through the service's own search (`query`, `summarize` and `ask`,
+core/service/search.py), so it passes the same role and visibility checks as any search; a notebook belongs to
 the user who made it and nobody else sees it. A run that fails with a Zhixing error keeps the
 sentence on the cell (and the cell's earlier result), so a reload shows what went wrong.
 
@@ -17,74 +17,47 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Sequence
+from typing import Any
 
-from .answer import Answer
-from .auth import User
-from .choices import CellMode, Strategy
-from .errors import ZhixingError
-from .models import CellResult, Hit, KnowledgeBase, Notebook, NotebookCell
-from .notebook import parse_notebook, to_markdown
-from .store.notebooks import NotebookStore
-from .trace import AnswerTextEvent, AskSink
+from ..choices import CellMode, Strategy
+from ..errors import ZhixingError
+from ..models import CellResult, Notebook, NotebookCell
+from ..notebook import parse_notebook, to_markdown
+from ..store.notebooks import NotebookStore
+from ..trace import AnswerTextEvent, AskSink
+from .access import Access
+from .search import Search
 
-if TYPE_CHECKING:
-    from .ask import AgenticResult
-
-__all__ = ["MAX_TOP_K", "NotebookMixin"]
+__all__ = ["MAX_TOP_K", "Notebooks"]
 
 MAX_TOP_K = 50
 _TITLE = "知行笔记本 Zhixing notebook"
 
 
-class NotebookMixin:
-    actor: User
+class Notebooks:
+    def __init__(self, access: Access, search: Search) -> None:
+        self._access, self._search = access, search
 
-    if TYPE_CHECKING:  # the service's own store and methods, which check rights and visibility
+    @property
+    def _store(self) -> NotebookStore:
+        return self._access.home.notebooks
 
-        @property
-        def _notebook_store(self) -> NotebookStore: ...
+    @property
+    def _owner(self) -> str:
+        return self._access.actor.name
 
-        def scope(self, names: Sequence[str] | None) -> list[KnowledgeBase]: ...
-        def list_kbs(self) -> list[KnowledgeBase]: ...
-        def search(
-            self,
-            query: str,
-            names: Sequence[str] | None,
-            *,
-            top_k: int = 10,
-            strategies: Sequence[str] | None = None,
-        ) -> list[Hit]: ...
-        def summarize(
-            self,
-            question: str,
-            hits: Sequence[Hit],
-            *,
-            on_text: Callable[[str], None] | None = None,
-        ) -> Answer: ...
-        def ask(
-            self,
-            question: str,
-            names: Sequence[str] | None,
-            *,
-            max_rounds: int = 3,
-            top_k: int = 10,
-            on_event: AskSink | None = None,
-            conversation: str | None = None,
-        ) -> AgenticResult: ...
-
-    def notebook(self, names: Sequence[str] | None = None) -> Notebook:
+    def for_kbs(self, names: Sequence[str] | None = None) -> Notebook:
         """The actor's notebook over these knowledge bases (None or empty: all they may see),
         made on first use."""
         scoped = [] if not names or list(names) in (["@all"], ["all"]) else names
-        kbs = [kb.name for kb in self.scope(scoped)] if scoped else []
-        return self._withheld(self._notebook_store.notebook_for(self.actor.name, kbs))
+        kbs = [kb.name for kb in self._access.scope(scoped)] if scoped else []
+        return self._withheld(self._store.notebook_for(self._owner, kbs))
 
-    def open_notebook(self, notebook_id: str) -> Notebook:
+    def open(self, notebook_id: str) -> Notebook:
         """One of the actor's notebooks, its cells in order (those that consulted a knowledge
         base the actor may no longer see withheld)."""
-        return self._withheld(self._notebook_store.notebook(notebook_id, self.actor.name))
+        return self._withheld(self._store.notebook(notebook_id, self._owner))
 
     def add_cell(
         self,
@@ -97,7 +70,7 @@ class NotebookMixin:
     ) -> NotebookCell:
         """A new cell at the end of the notebook, not run yet (`run_cell` runs it)."""
         settings = _checked(question, mode, strategies, top_k)
-        return self._notebook_store.add_cell(notebook_id, self.actor.name, **settings)
+        return self._store.add_cell(notebook_id, self._owner, **settings)
 
     def edit_cell(
         self,
@@ -110,7 +83,7 @@ class NotebookMixin:
         collapsed: bool | None = None,
     ) -> NotebookCell:
         """Change a cell's question or settings (its result stays until it runs again)."""
-        cell = self._notebook_store.cell(cell_id, self.actor.name)
+        cell = self._store.cell(cell_id, self._owner)
         checked = _checked(
             cell.question if question is None else question,
             cell.mode if mode is None else mode,
@@ -120,16 +93,14 @@ class NotebookMixin:
         changes: dict[str, Any] = {k: v for k, v in checked.items() if getattr(cell, k) != v}
         if collapsed is not None and collapsed != cell.collapsed:
             changes["collapsed"] = collapsed
-        return self._checked_cell(
-            self._notebook_store.update_cell(cell_id, self.actor.name, **changes)
-        )
+        return self._checked_cell(self._store.update_cell(cell_id, self._owner, **changes))
 
     def delete_cell(self, cell_id: str) -> None:
-        self._notebook_store.delete_cell(cell_id, self.actor.name)
+        self._store.delete_cell(cell_id, self._owner)
 
     def move_cell(self, cell_id: str, offset: int) -> None:
         """Move a cell up (negative) or down, stopping at either end."""
-        self._notebook_store.move_cell(cell_id, self.actor.name, offset)
+        self._store.move_cell(cell_id, self._owner, offset)
 
     def run_cell(self, cell_id: str, *, on_event: AskSink | None = None) -> NotebookCell:
         """Run a cell by its mode over its notebook's knowledge bases and keep what it found.
@@ -137,7 +108,7 @@ class NotebookMixin:
         A Zhixing error is kept on the cell as its sentence (the cell's last result stays) and
         the cell is returned; anything else propagates, and the cell is left as it was.
         """
-        store, owner = self._notebook_store, self.actor.name
+        store, owner = self._store, self._owner
         cell = store.cell(cell_id, owner)
         names = list(store.notebook(cell.notebook, owner).kbs) or None
         started = time.time()
@@ -153,26 +124,23 @@ class NotebookMixin:
 
     def _withheld(self, book: Notebook) -> Notebook:
         """`book` with the cells the actor may no longer see withheld."""
-        visible = self._visible_names()
+        visible = self._access.visible_names()
         cells = tuple(_shown(c, book.kbs, visible) for c in book.cells)
         return dataclasses.replace(book, cells=cells)
 
-    def _visible_names(self) -> set[str]:
-        return {kb.name for kb in self.list_kbs()}
-
     def _checked_cell(self, cell: NotebookCell) -> NotebookCell:
         """`cell` as the actor may see it now (withheld when it must be)."""
-        book = self._notebook_store.notebook(cell.notebook, self.actor.name)
-        return _shown(cell, book.kbs, self._visible_names())
+        book = self._store.notebook(cell.notebook, self._owner)
+        return _shown(cell, book.kbs, self._access.visible_names())
 
     def _run(
         self, cell: NotebookCell, names: list[str] | None, on_event: AskSink | None
     ) -> CellResult:
         # The names searched are kept with the result: the cell is withheld from its owner once
         # any of them is no longer theirs to see (`_shown`).
-        searched = [kb.name for kb in self.scope(names)]
+        searched = [kb.name for kb in self._access.scope(names)]
         if cell.mode == CellMode.AGENTIC:
-            outcome = self.ask(cell.question, searched, top_k=cell.top_k, on_event=on_event)
+            outcome = self._search.ask(cell.question, searched, top_k=cell.top_k, on_event=on_event)
             return CellResult(
                 hits=tuple(outcome.evidence),
                 answer=outcome.answer.to_json(),
@@ -180,7 +148,7 @@ class NotebookMixin:
                 kbs=tuple(searched),
             )
         strategies = list(cell.strategies) or None
-        hits = self.search(cell.question, searched, top_k=cell.top_k, strategies=strategies)
+        hits = self._search.query(cell.question, searched, top_k=cell.top_k, strategies=strategies)
         answer = None
         if cell.mode == CellMode.ANSWER:
             sink = on_event
@@ -189,18 +157,18 @@ class NotebookMixin:
                 if sink is not None:
                     sink(AnswerTextEvent(node="answer_text", round=1, text=text))
 
-            answer = self.summarize(cell.question, hits, on_text=show).to_json()
+            answer = self._search.summarize(cell.question, hits, on_text=show).to_json()
         return CellResult(hits=tuple(hits), answer=answer, kbs=tuple(searched))
 
-    def export_notebook(self, notebook_id: str) -> str:
+    def export(self, notebook_id: str) -> str:
         """The notebook as Markdown (core/notebook.py), ready to save or share."""
-        return to_markdown(self.open_notebook(notebook_id), title=_TITLE)
+        return to_markdown(self.open(notebook_id), title=_TITLE)
 
-    def import_notebook(self, notebook_id: str, text: str) -> Notebook:
+    def import_cells(self, notebook_id: str, text: str) -> Notebook:
         """Append the cells of a notebook file to this notebook, with the answers it carried;
         nothing is added when the file is not a notebook (ZhixingError says why)."""
         drafts = parse_notebook(text)
-        store, owner = self._notebook_store, self.actor.name
+        store, owner = self._store, self._owner
         store.notebook(notebook_id, owner)
         cells = []
         for draft in drafts:
@@ -214,7 +182,7 @@ class NotebookMixin:
             cells.append((settings, result))
         for settings, result in cells:
             store.add_cell(notebook_id, owner, **settings, result=result)
-        return self.open_notebook(notebook_id)
+        return self.open(notebook_id)
 
 
 def _consulted(cell: NotebookCell, notebook_kbs: Sequence[str]) -> set[str]:
