@@ -14,6 +14,7 @@ __all__ = [
     "Conversation",
     "EntityDetails",
     "EntityRelation",
+    "GraphEdgeView",
     "GraphNodeView",
     "GraphStats",
     "GraphView",
@@ -234,17 +235,26 @@ class GraphNodeView:
     id: int
     name: str
     type: str
-    degree: int
+    degree: int = 0
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class GraphEdgeView:
+    source: int
+    target: int
+    type: str
+    description: str = ""
 
 
 @dataclass(frozen=True)
 class GraphView:
-    """What the graph page draws: the nodes shown (ranked), the sandboxed HTML that draws them,
-    how many matching nodes the cap left out, and the searched entities (`seeds`)."""
+    """What the graph page draws (app/graph_html.py renders it): the nodes shown (ranked), the
+    relations among them, how many matching nodes the cap left out, and the searched entities
+    (`seeds`)."""
 
     nodes: tuple[GraphNodeView, ...]
-    edges: int
-    html: str  # a document for `st.iframe`: the graph runs in a sandbox with no same-origin
+    edges: tuple[GraphEdgeView, ...]
     left_out: int
     seeds: tuple[int, ...]
     entities: int  # in the whole knowledge base

@@ -1,6 +1,6 @@
 """图谱: one knowledge base's entity graph, filtered and capped, and the details of a node.
 
-Everything shown comes from the service (`graph_view`, `entity`), which checks that the user
+Everything shown comes from the service (`graph.view`, `graph.entity`), which checks that the user
 may see the knowledge base. The graph runs in a sandboxed frame with no same-origin, so
 nothing in an entity's name or description can act as the signed-in user.
 """
@@ -12,6 +12,7 @@ import zlib
 
 import streamlit as st
 
+from zhixing.app.graph_html import render_graph
 from zhixing.app.services import session_service
 from zhixing.app.strings import graph as T
 from zhixing.app.widgets import empty_state, guarded, inert, kb_names
@@ -126,14 +127,18 @@ def page(service: KnowledgeService) -> None:
         st.caption(inert(T.NEIGHBOURHOOD.format(name=seed, hops=hops)))
     st.caption(
         T.STATS.format(
-            entities=view.entities, relations=view.relations, shown=len(nodes), edges=view.edges
+            entities=view.entities,
+            relations=view.relations,
+            shown=len(nodes),
+            edges=len(view.edges),
         )
     )
     if view.left_out:
         st.info(T.LEFT_OUT.format(shown=len(nodes), left=view.left_out))
     downloads(service, name)
-    # The HTML holds the graph in a nested frame sandboxed to scripts only (core/viz.py).
-    st.iframe(view.html, height=HEIGHT)
+    # The HTML holds the graph in a nested frame sandboxed to scripts only (app/graph_html.py).
+    drawn = render_graph(view.nodes, view.edges, highlight=view.seeds)
+    st.iframe(drawn.embed, height=HEIGHT)
 
     st.subheader(T.NODE)
     order = [n.id for n in view.nodes]  # seeds first, then by degree

@@ -11,7 +11,8 @@ import pytest
 import streamlit
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from zhixing.core.viz import GraphEdge, GraphNode, render_graph
+from zhixing.app.graph_html import render_graph
+from zhixing.core.models import GraphEdgeView, GraphNodeView
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -25,18 +26,18 @@ LINK = '<a href="javascript:window.zxLink=1;alert(4);top.pwned=1">href</a>'
 RTL = "\u202egpj.exe\u202c 名称"
 LONG = "<img src=x onerror=window.zxLong=1;alert(5);top.pwned=1> " + "很长的描述 " * 800
 NODES = [
-    GraphNode(1, IMG, SCRIPT, 3, f"{LINK} {QUOTES}"),
-    GraphNode(2, SCRIPT, "href", 2, IMG),
-    GraphNode(3, QUOTES, "weakness", 2, LONG),
-    GraphNode(4, LINK, QUOTES, 1, "javascript:alert(6)"),
-    GraphNode(5, RTL, RTL, 1, f"href {RTL}"),
+    GraphNodeView(1, IMG, SCRIPT, 3, f"{LINK} {QUOTES}"),
+    GraphNodeView(2, SCRIPT, "href", 2, IMG),
+    GraphNodeView(3, QUOTES, "weakness", 2, LONG),
+    GraphNodeView(4, LINK, QUOTES, 1, "javascript:alert(6)"),
+    GraphNodeView(5, RTL, RTL, 1, f"href {RTL}"),
 ]
 EDGES = [
-    GraphEdge(1, 2, IMG, f"{SCRIPT} href"),
-    GraphEdge(2, 3, SCRIPT, LONG),
-    GraphEdge(3, 4, QUOTES, LINK),
-    GraphEdge(1, 5, RTL, ""),
-    GraphEdge(4, 1, "related_to", QUOTES),
+    GraphEdgeView(1, 2, IMG, f"{SCRIPT} href"),
+    GraphEdgeView(2, 3, SCRIPT, LONG),
+    GraphEdgeView(3, 4, QUOTES, LINK),
+    GraphEdgeView(1, 5, RTL, ""),
+    GraphEdgeView(4, 1, "related_to", QUOTES),
 ]
 
 

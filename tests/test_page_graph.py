@@ -42,7 +42,7 @@ def home(built, app_home):
 
 
 def _graph_html(at: AppTest) -> str:
-    """The graph page inside the sandboxed frame the page embeds (core/viz.py)."""
+    """The graph page inside the sandboxed frame the page embeds (app/graph_html.py)."""
     frames = at.get("iframe")
     assert len(frames) == 1, "the graph is drawn in one iframe"
     outer = frames[0].proto.srcdoc

@@ -1,4 +1,4 @@
-"""core.viz: subgraph -> self-contained pyvis HTML."""
+"""app/graph_html.py: subgraph -> self-contained pyvis HTML."""
 
 from __future__ import annotations
 
@@ -8,28 +8,27 @@ import re
 
 import pytest
 
-from zhixing.core.viz import (
+from zhixing.app.graph_html import (
     LABELLED,
-    GraphEdge,
-    GraphNode,
     labelled,
     node_size,
     render_graph,
     type_colours,
 )
+from zhixing.core.models import GraphEdgeView, GraphNodeView
 
 NODES = [
-    GraphNode(1, "SQL 注入", "weakness", 3, "把不可信输入拼进 SQL 语句。"),
-    GraphNode(2, "PreparedStatement", "technology", 1, "参数化查询。"),
-    GraphNode(3, "OWASP", "organization", 1),
-    GraphNode(4, "会话固定", "weakness", 0),
-    GraphNode(5, "自定义类型", "my_custom_type", 1),
+    GraphNodeView(1, "SQL 注入", "weakness", 3, "把不可信输入拼进 SQL 语句。"),
+    GraphNodeView(2, "PreparedStatement", "technology", 1, "参数化查询。"),
+    GraphNodeView(3, "OWASP", "organization", 1),
+    GraphNodeView(4, "会话固定", "weakness", 0),
+    GraphNodeView(5, "自定义类型", "my_custom_type", 1),
 ]
 EDGES = [
-    GraphEdge(1, 2, "mitigated_by", "用参数化查询防御"),
-    GraphEdge(1, 3, "related_to"),
-    GraphEdge(5, 1, "part_of"),
-    GraphEdge(1, 99, "dangling"),  # an end that is not drawn: dropped
+    GraphEdgeView(1, 2, "mitigated_by", "用参数化查询防御"),
+    GraphEdgeView(1, 3, "related_to"),
+    GraphEdgeView(5, 1, "part_of"),
+    GraphEdgeView(1, 99, "dangling"),  # an end that is not drawn: dropped
 ]
 
 
@@ -107,10 +106,10 @@ def test_an_empty_graph_still_renders():
 XSS_IMG = "<img src=x onerror=alert(1)>"
 XSS_SCRIPT = "</script><script>alert(2)</script>"
 HOSTILE = [
-    GraphNode(1, XSS_IMG, XSS_SCRIPT, 2, f"{XSS_IMG} {XSS_SCRIPT}"),
-    GraphNode(2, XSS_SCRIPT, "weakness", 1, "<!-- -->"),
+    GraphNodeView(1, XSS_IMG, XSS_SCRIPT, 2, f"{XSS_IMG} {XSS_SCRIPT}"),
+    GraphNodeView(2, XSS_SCRIPT, "weakness", 1, "<!-- -->"),
 ]
-HOSTILE_EDGES = [GraphEdge(1, 2, XSS_IMG, XSS_SCRIPT)]
+HOSTILE_EDGES = [GraphEdgeView(1, 2, XSS_IMG, XSS_SCRIPT)]
 
 
 def _scripts(page: str) -> list[str]:
@@ -119,7 +118,9 @@ def _scripts(page: str) -> list[str]:
 
 def test_hostile_names_never_reach_the_html_as_markup():
     page = render_graph(HOSTILE, HOSTILE_EDGES).html
-    clean = render_graph([GraphNode(1, "a", "t", 2), GraphNode(2, "b", "weakness", 1)], []).html
+    clean = render_graph(
+        [GraphNodeView(1, "a", "t", 2), GraphNodeView(2, "b", "weakness", 1)], []
+    ).html
     assert "<img" not in page.lower()  # not in the data, the legend nor the tooltips
     # The data cannot close its script block: exactly as many script tags as a harmless graph.
     assert page.lower().count("</script") == clean.lower().count("</script")
@@ -165,7 +166,7 @@ HREF_IMG = '<a href="javascript:alert(3)">href</a><img src=x onerror=alert(4)>'
 
 def test_a_title_with_href_and_markup_stays_text_no_innerhtml_fed_by_titles():
     # pyvis switches to its own popup (`popup.innerHTML = title`) when a title holds "href".
-    page = render_graph([GraphNode(1, HREF_IMG, "t", 0, f"{HREF_IMG} href")], []).html
+    page = render_graph([GraphNodeView(1, HREF_IMG, "t", 0, f"{HREF_IMG} href")], []).html
     code = re.sub(r"^\s*(?:nodes|edges) = new vis\.DataSet\(.*$", "", page, flags=re.M)
     assert "make a custom popup" not in code and "popup.innerHTML" not in code
     assert not re.search(r"\.innerHTML\s*\+?=(?!=)[^;\n]*title", code)
@@ -174,7 +175,7 @@ def test_a_title_with_href_and_markup_stays_text_no_innerhtml_fed_by_titles():
 
 
 def test_a_big_graph_keeps_only_the_loading_bar_text_as_html():
-    nodes = [GraphNode(i, f"n{i} href", "t") for i in range(120)]  # > 100: the loading bar
+    nodes = [GraphNodeView(i, f"n{i} href", "t") for i in range(120)]  # > 100: the loading bar
     page = render_graph(nodes, []).html
     sinks = re.findall(r"\.innerHTML\s*=\s*([^;\n]*)", page)
     assert sinks and set(sinks) <= {"Math.round(widthFactor*100) + '%'", "'100%'"}
@@ -182,7 +183,7 @@ def test_a_big_graph_keeps_only_the_loading_bar_text_as_html():
 
 def test_names_that_look_like_template_code_do_not_confuse_the_popup_cut():
     name = "// make a custom popup function showPopup( { x.innerHTML = title;"
-    page = render_graph([GraphNode(1, name, "t", 0, "href")], []).html
+    page = render_graph([GraphNodeView(1, name, "t", 0, "href")], []).html
     assert _data(page, "nodes")[0]["label"] == name and "vis.Network(container" in page
 
 
@@ -206,7 +207,7 @@ def test_a_page_that_would_write_titles_as_html_is_refused(monkeypatch, sabotage
         lambda self, *a, **k: sabotage(original(self, *a, **k)),
     )
     with pytest.raises(RuntimeError, match="as markup"):
-        render_graph([GraphNode(1, "a href", "t")], [])
+        render_graph([GraphNodeView(1, "a href", "t")], [])
 
 
 def test_a_popup_branch_that_cannot_be_cut_whole_is_refused(monkeypatch):
@@ -220,7 +221,7 @@ def test_a_popup_branch_that_cannot_be_cut_whole_is_refused(monkeypatch):
 
     monkeypatch.setattr(pyvis.network.Network, "generate_html", truncated)
     with pytest.raises(RuntimeError, match="custom popup"):
-        render_graph([GraphNode(1, "a href", "t")], [])
+        render_graph([GraphNodeView(1, "a href", "t")], [])
 
 
 def _embed_frame(embed: str) -> tuple[str, str]:
@@ -245,7 +246,7 @@ def test_the_embed_sandboxes_the_page_without_same_origin_and_has_no_script_of_i
 
 
 def test_the_searched_and_best_connected_nodes_are_the_ones_named_when_zoomed_out():
-    nodes = [GraphNode(i, f"node {i}", "concept", i % 40) for i in range(120)]
+    nodes = [GraphNodeView(i, f"node {i}", "concept", i % 40) for i in range(120)]
     ids = labelled(nodes, highlight=[0])
     assert ids[0] == 0 and len(ids) == LABELLED  # the searched node first, though of degree 0
     assert {n.id for n in nodes if n.degree >= 39} <= set(ids)

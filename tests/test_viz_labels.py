@@ -7,24 +7,25 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from zhixing.core.viz import LABEL_PX, LABELLED, GraphEdge, GraphNode, labelled, render_graph
+from zhixing.app.graph_html import LABEL_PX, LABELLED, labelled, render_graph
+from zhixing.core.models import GraphEdgeView, GraphNodeView
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 SIZE = 150
 # Ten hubs, each linked to fourteen others; every other node to two neighbours.
 EDGES = [
-    GraphEdge(hub, (hub * 14 + k) % SIZE, "related_to") for hub in range(10) for k in range(14)
+    GraphEdgeView(hub, (hub * 14 + k) % SIZE, "related_to") for hub in range(10) for k in range(14)
 ]
-EDGES += [GraphEdge(i, (i + 1) % SIZE, "part_of") for i in range(10, SIZE)]
+EDGES += [GraphEdgeView(i, (i + 1) % SIZE, "part_of") for i in range(10, SIZE)]
 
 
-def _nodes() -> list[GraphNode]:
+def _nodes() -> list[GraphNodeView]:
     degree = dict.fromkeys(range(SIZE), 0)
     for e in EDGES:
         degree[e.source] += 1
         degree[e.target] += 1
-    return [GraphNode(i, f"实体 entity {i}", "concept", degree[i]) for i in range(SIZE)]
+    return [GraphNodeView(i, f"实体 entity {i}", "concept", degree[i]) for i in range(SIZE)]
 
 
 # What vis-network shows of each node once the layout has settled and fitted the frame.

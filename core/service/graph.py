@@ -12,6 +12,7 @@ from ..models import (
     ChunkRef,
     EntityDetails,
     EntityRelation,
+    GraphEdgeView,
     GraphNodeView,
     GraphStats,
     GraphView,
@@ -58,10 +59,8 @@ class Graph:
         cap: int = 300,
     ) -> GraphView:
         """What the graph page draws: the `cap` best-connected entities of the given types and
-        degree, or the `hops`-neighbourhood of the entity `query` names; drawn as HTML that runs
-        in a sandbox with no same-origin (core/viz.py)."""
-        from ..viz import GraphEdge, GraphNode, render_graph
-
+        degree, or the `hops`-neighbourhood of the entity `query` names, with the relations
+        among them (the page draws them: app/graph_html.py)."""
         kb = self._access.kb(name)
         stats = self._graph.stats(kb.id)
         graph = self._graph
@@ -84,23 +83,15 @@ class Graph:
         degree = graph.degrees(ids)
         entities = {e.id: e for e in graph.entities(ids)}
         relations = graph.relations_among(list(entities))
-        html = ""
-        if entities:
-            html = render_graph(
-                [
-                    GraphNode(i, e.name, e.type, degree[i], e.description)
-                    for i, e in entities.items()
-                ],
-                [GraphEdge(r.source, r.target, r.type, r.description) for r in relations],
-                highlight=seeds,
-            ).embed
         order = sorted(entities, key=lambda i: (i not in seeds, -degree[i], entities[i].name))
         return GraphView(
             nodes=tuple(
-                GraphNodeView(i, entities[i].name, entities[i].type, degree[i]) for i in order
+                GraphNodeView(i, e.name, e.type, degree[i], e.description)
+                for i, e in ((i, entities[i]) for i in order)
             ),
-            edges=len(relations),
-            html=html,
+            edges=tuple(
+                GraphEdgeView(r.source, r.target, r.type, r.description) for r in relations
+            ),
             left_out=left_out,
             seeds=tuple(seeds),
             entities=stats.entities,

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from jinja2 import Environment, FileSystemLoader
 from pyvis.network import Network
 
+from ..core.models import GraphEdgeView, GraphNodeView
+
 __all__ = [
-    "GraphEdge",
-    "GraphNode",
     "RenderedGraph",
     "labelled",
     "node_size",
@@ -110,23 +110,6 @@ SANDBOX = "allow-scripts"
 
 
 @dataclass(frozen=True)
-class GraphNode:
-    id: int
-    name: str
-    type: str
-    degree: int = 0
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class GraphEdge:
-    source: int
-    target: int
-    type: str
-    description: str = ""
-
-
-@dataclass(frozen=True)
 class RenderedGraph:
     html: str
     legend: list[tuple[str, str]]  # (entity type, colour), in the order the types first appear
@@ -165,8 +148,8 @@ def node_size(degree: int) -> float:
 
 
 def render_graph(
-    nodes: Sequence[GraphNode],
-    edges: Sequence[GraphEdge],
+    nodes: Sequence[GraphNodeView],
+    edges: Sequence[GraphEdgeView],
     *,
     height: int = 650,
     highlight: Iterable[int] = (),
@@ -205,7 +188,7 @@ def render_graph(
     return RenderedGraph(_offline(page, legend), legend, height)
 
 
-def labelled(nodes: Sequence[GraphNode], highlight: Iterable[int] = ()) -> list[int]:
+def labelled(nodes: Sequence[GraphNodeView], highlight: Iterable[int] = ()) -> list[int]:
     """The nodes whose names stay readable when the graph is zoomed out: the highlighted ones,
     then the best connected (ties by name), `LABELLED` in all."""
     marked = set(highlight)
@@ -237,7 +220,7 @@ def _with_labels(page: str, ids: Sequence[int]) -> str:
     return page.replace("</body>", script + "</body>", 1)
 
 
-def _tooltip(node: GraphNode) -> str:
+def _tooltip(node: GraphNodeView) -> str:
     # vis-network 9 sets a string title as innerText, never HTML (an HTML title would run a
     # hostile name's markup; pyvis's own popup would, see _without_custom_popup), so newlines
     # separate the lines and the CSS keeps them.
