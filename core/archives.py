@@ -82,7 +82,8 @@ def check_zip_directory(
         at = tail.rfind(b"PK\x05\x06")
         if at < 0 or len(tail) - at < _EOCD.size:
             raise NotAZipFile(f"{label} could not be unpacked: not a zip file, or truncated.")
-        _, _, _, _, entries, directory, _, _ = _EOCD.unpack_from(tail, at)
+        fields = _EOCD.unpack_from(tail, at)
+        entries, directory = int(fields[4]), int(fields[5])
         locator = tail_start + at - _ZIP64_LOCATOR.size
         if locator >= _ZIP64_EOCD.size:
             fh.seek(locator)
@@ -93,7 +94,7 @@ def check_zip_directory(
                 if len(record) < _ZIP64_EOCD.size or not record.startswith(b"PK\x06\x06"):
                     raise AccessError(f"{label} is a corrupt zip file (its zip64 record).")
                 fields = _ZIP64_EOCD.unpack(record)
-                entries, directory = fields[7], fields[8]
+                entries, directory = int(fields[7]), int(fields[8])
     if entries > max_entries:
         raise AccessError(
             f"{label} has more than {max_entries} entries ({entries} in its central directory);"

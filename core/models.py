@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .choices import BuildMode, CellMode, DocumentState
 
@@ -190,11 +190,11 @@ class Turn:
     `Answer.to_json()` for a question and `TaskResult.to_json()` for a task."""
 
     id: int
-    kind: str  # ask | task
+    kind: Literal["ask", "task"]
     question: str
     kbs: tuple[str, ...]
-    answer: dict
-    trace: list
+    answer: dict[str, Any]  # Answer.to_json() (ask) or TaskResult.to_json() (task)
+    trace: list[dict[str, Any]]  # the run's trace events (core/trace.py), as stored
     started_at: float
 
 
@@ -224,7 +224,7 @@ class EntityDetails:
     type: str
     description: str
     aliases: tuple[str, ...]
-    attributes: dict
+    attributes: dict[str, Any]
     relations: tuple[EntityRelation, ...]
     chunks: tuple[ChunkRef, ...]  # the first few
     total_chunks: int

@@ -77,7 +77,7 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
     """Wire the nodes and routers into the compiled agentic graph (with the conversations'
     checkpointer when runs go on threads)."""
@@ -143,7 +143,7 @@ def rounds_from_events(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
 
 @cache
 def _graph(
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
     """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
     return build_graph(checkpointer)
@@ -154,7 +154,7 @@ def run_agentic(
     context: AgentContext,
     on_event: AskSink | None = None,
     *,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
     thread: str | None = None,
 ) -> AgenticResult:
     """Answer a question in up to `context.max_rounds` search rounds, reporting each step live.

@@ -15,7 +15,8 @@ import html
 import re
 import warnings
 
-from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, PageElement, Tag
+from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag
+from bs4.element import NavigableString, PageElement
 
 from .tables import Cell, spanned_table
 

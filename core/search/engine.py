@@ -323,7 +323,7 @@ def _chunk_ids(hits: list[VectorHit], questions: dict[int, int]) -> list[int]:
     return list(seen)
 
 
-def _hit(row: dict, score: float, ranks: dict[str, int]) -> Hit:
+def _hit(row: dict[str, Any], score: float, ranks: dict[str, int]) -> Hit:
     return Hit(
         chunk_id=row["id"],
         score=score,

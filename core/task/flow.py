@@ -61,7 +61,7 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
     """Wire the nodes and routers into the compiled task graph (with the conversations'
     checkpointer when runs go on threads)."""
@@ -124,7 +124,7 @@ class TaskResult:
 
 @cache
 def _graph(
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
     """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
     return build_graph(checkpointer)
@@ -135,7 +135,7 @@ def run_task(
     context: TaskContext,
     on_event: EventSink | None = None,
     *,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
     thread: str | None = None,
 ) -> TaskResult:
     """Carry out a task against the attached knowledge (and workspace), reporting each step.

@@ -25,7 +25,7 @@ from ..trace import (
 )
 from .configuration import TaskContext
 from .state import KnowledgeRef, knowledge_ref
-from .workspace import TOOL_TIMEOUT_S, GrepHit
+from .workspace import TOOL_TIMEOUT_S, GrepHit, Workspace
 
 __all__ = ["TOOL_SPECS", "ToolBox", "ToolRefused"]
 
@@ -229,7 +229,7 @@ class ToolBox:
         )
         return _grep_text(hits)
 
-    def _workspace(self):  # noqa: ANN202 - Workspace, checked here
+    def _workspace(self) -> Workspace:
         if self.context.workspace is None:
             raise ToolRefused("This task has no workspace; only search_knowledge is available.")
         return self.context.workspace

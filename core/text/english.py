@@ -34,4 +34,4 @@ _STEMMER = snowballstemmer.stemmer("english")
 def stem(word: str) -> str:
     """The Snowball stem of a lower-case English word ("formed", "forming" -> "form")."""
     # Snowball is pure Python (~30 µs a word); a corpus repeats its vocabulary, so cache it.
-    return _STEMMER.stemWord(word)
+    return str(_STEMMER.stemWord(word))
