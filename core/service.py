@@ -140,12 +140,12 @@ class KnowledgeService(AccessControl, NotebookMixin):
             ) from exc
         self._catalog = Catalog(settings.catalog_path)
         self.actor: User = LOCAL
-        self._users = UserStore(self._catalog)
-        self._graph = GraphStore(self._catalog)
+        self._users = UserStore(self._catalog.db)
+        self._graph = GraphStore(self._catalog.db)
         if llm is None:
             from .llm import LLMCache, make_client
 
-            llm = make_client(settings, LLMCache(self._catalog), **dict(llm_options or {}))
+            llm = make_client(settings, LLMCache(self._catalog.db), **dict(llm_options or {}))
         self.llm = llm
         self.embedder = embedder or make_embedder(settings)
         try:
@@ -1049,7 +1049,7 @@ class _Conversations:
         with self._lock:
             if self._runs is None:
                 try:
-                    self._runs = RunStore(self._catalog)
+                    self._runs = RunStore(self._catalog.db)
                 except sqlite3.Error as exc:
                     raise StoreError(
                         f"The run log in {self._path.parent} cannot be written ({exc}); make the"
@@ -1062,7 +1062,7 @@ class _Conversations:
         with self._lock:
             if self._notebooks is None:
                 try:
-                    self._notebooks = NotebookStore(self._catalog)
+                    self._notebooks = NotebookStore(self._catalog.db)
                 except sqlite3.Error as exc:
                     raise StoreError(
                         f"The notebooks in {self._path.parent} cannot be written ({exc}); make the"

@@ -181,7 +181,7 @@ def _until(predicate, timeout: float = 60.0) -> None:
 
 
 def _job_status(svc: KnowledgeService) -> str:
-    return svc._catalog.jobs(svc.kb("kg").id)[-1]["status"]
+    return svc._catalog.jobs.all(svc.kb("kg").id)[-1]["status"]
 
 
 @pytest.mark.slow
