@@ -86,7 +86,7 @@ def auth_configured(settings: Settings, secrets_files: list[Path] | None = None)
 
     catalog = Catalog(settings.catalog_path)
     try:
-        return "builtin" if UserStore(catalog).count(with_password=True) else ""
+        return "builtin" if UserStore(catalog.db).count(with_password=True) else ""
     finally:
         catalog.close()
 

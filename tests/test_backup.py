@@ -62,7 +62,7 @@ def snapshot(svc: KnowledgeService, name: str) -> dict[str, Any]:
     kb = svc.kbs.get(name)
 
     def rows(sql: str) -> list[tuple[Any, ...]]:
-        return [tuple(r.values()) for r in svc._home.catalog.db.query(sql, [kb.id])]
+        return [tuple(r.values()) for r in svc._home.catalog.db.rows(sql, [kb.id])]
 
     chunk = "JOIN chunks c ON c.id = m.chunk_id JOIN documents d ON d.id = c.document_id"
     return {
@@ -275,7 +275,7 @@ def _kb_meta(source: dict[str, Any], **fields: Any) -> dict[str, Any]:
 def _leftovers(svc: KnowledgeService) -> dict[str, int]:
     db = svc._home.catalog.db
     tables = ["knowledge_bases", *TABLES]
-    return {t: next(iter(db.query(f"SELECT COUNT(*) AS n FROM {t}")))["n"] for t in tables}
+    return {t: db.rows(f"SELECT COUNT(*) AS n FROM {t}")[0]["n"] for t in tables}
 
 
 def test_files_that_are_not_good_archives_are_refused_with_one_sentence(source, tmp_path, embedder):
@@ -332,13 +332,9 @@ def test_a_failed_import_leaves_no_rows_and_no_vectors_behind(source, tmp_path, 
             svc.kbs.import_archive(source["archive"])
         assert failing.seen, "the first batch was embedded (and written) before the failure"
         assert set(_leftovers(svc).values()) == {0}
-        kb_id = next(
-            iter(
-                svc._home.catalog.db.query(
-                    "SELECT seq FROM sqlite_sequence WHERE name = 'knowledge_bases'"
-                )
-            )
-        )["seq"]
+        kb_id = svc._home.catalog.db.rows(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'knowledge_bases'"
+        )[0]["seq"]
         assert svc._home.vectors.count(64, kb=kb_id) == 0
         # An archive whose rows do not hold together fails inside the catalog transaction.
         with zipfile.ZipFile(source["archive"]) as zf:

@@ -84,7 +84,7 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
     try:
         from zhixing.core.build.durable import _start_time
 
-        service._home.catalog.claim_job(
+        service._home.catalog.jobs.claim(
             kb.id,
             total=1,
             paths=["/elsewhere"],
@@ -100,7 +100,7 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
     # Its process gone, the job is interrupted and the knowledge base free again.
     report = service.builds.add("kb", _files(tmp_path / "a", range(2)))
     assert report.ok
-    statuses = [j["status"] for j in service._home.catalog.jobs(kb.id)]
+    statuses = [j["status"] for j in service._home.catalog.jobs.all(kb.id)]
     assert statuses == ["interrupted", "done"]
 
 
@@ -154,7 +154,7 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
     dead = subprocess.Popen(["true"])
     dead.wait()
     # What a SIGKILL of the server leaves: a `running` job of a process that is gone.
-    job_id = service._home.catalog.claim_job(
+    job_id = service._home.catalog.jobs.claim(
         kb.id,
         total=3,
         paths=[str(p) for p in paths],
@@ -172,7 +172,9 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
         and sorted(view.report.added) == [p.name for p in paths]
     )
     assert not staging.exists()
-    assert [(j["id"], j["status"]) for j in service._home.catalog.jobs(kb.id)] == [(job_id, "done")]
+    assert [(j["id"], j["status"]) for j in service._home.catalog.jobs.all(kb.id)] == [
+        (job_id, "done")
+    ]
     assert jobs.resume_interrupted(service.builds) == []
     _consistent(service, "kb")
 
@@ -190,7 +192,7 @@ def test_an_old_catalog_gains_the_durable_job_columns(tmp_path):
         )
     catalog = Catalog(path)
     try:
-        [row] = catalog.jobs()
+        [row] = catalog.jobs.all()
         assert row["status"] == "done" and row["paths"] == "[]" and row["pid"] == 0
         assert this_process().pid > 0
     finally:

@@ -154,7 +154,7 @@ def test_an_llm_confirms_or_refuses_a_cross_language_merge(tmp_path, embedder, s
         confirmations = [b for b in fake.bodies() if "SameEntity" in json.dumps(b)]
         assert len(confirmations) == 1
         # The heuristics' "SQL" and "attack" are added beside (core/build/merge.py): count the pair.
-        (pair,) = svc._home.catalog.db.conn.execute(
+        (pair,) = svc._home.catalog.db.execute(
             "SELECT COUNT(DISTINCT entity_id) FROM entity_aliases"
             " WHERE key IN ('sql injection', 'sql注入')"
         ).fetchone()
@@ -195,7 +195,7 @@ def test_a_relation_to_an_entity_of_another_chunk_is_linked_not_a_crash(tmp_path
         report = svc.builds.add("kb", [second])
         assert report.ok and report.degraded == 0, report.to_json()
         assert svc.graph.stats("kb").entities == 3  # and the heuristics' "SQL", added beside
-        rows = svc._home.catalog.db.conn.execute(
+        rows = svc._home.catalog.db.execute(
             "SELECT s.name, r.type, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
             " JOIN entities t ON t.id = r.target_id"
         ).fetchall()
@@ -272,7 +272,7 @@ def test_an_entitys_attributes_sent_as_bounded_pairs_are_stored_as_a_dict(tmp_pa
     with FakeOpenAI(responder) as fake, _service(tmp_path, fake, embedder) as svc:
         svc.kbs.create("kb", mode="graph")
         assert svc.builds.add("kb", [doc]).ok
-        stored = svc._home.catalog.db.conn.execute(
+        stored = svc._home.catalog.db.execute(
             "SELECT attributes FROM entities WHERE name = 'TLS'"
         ).fetchone()
     assert json.loads(stored[0]) == {"level": "L2"}

@@ -181,7 +181,7 @@ def _until(predicate, timeout: float = 60.0) -> None:
 
 
 def _job_status(svc: KnowledgeService) -> str:
-    return svc._home.catalog.jobs(svc.kbs.get("kg").id)[-1]["status"]
+    return svc._home.catalog.jobs.all(svc.kbs.get("kg").id)[-1]["status"]
 
 
 @pytest.mark.slow

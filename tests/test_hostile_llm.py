@@ -10,7 +10,6 @@ Fixed seed (`derandomize`) and a bounded number of examples, so `make test` stay
 from __future__ import annotations
 
 import itertools
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +86,7 @@ def _doc(folder: Path) -> Path:
 
 
 def _graph_is_well_formed(svc: KnowledgeService) -> None:
-    db: sqlite3.Connection = svc._home.catalog.db.conn
+    db = svc._home.catalog.db
     dangling = db.execute(
         "SELECT COUNT(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e"
         " WHERE e.id = r.source_id) OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id ="
@@ -163,7 +162,7 @@ def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
     assert report.ok, report.to_json()
     _graph_is_well_formed(svc)
     kb = svc.kbs.get(f"merge-{n}")
-    rows = svc._home.catalog.db.conn.execute(
+    rows = svc._home.catalog.db.execute(
         "SELECT name, description FROM entities WHERE kb_id = ?", (kb.id,)
     ).fetchall()
     assert rows and all(description.strip() for _, description in rows)

@@ -224,23 +224,23 @@ def test_the_cache_makes_a_second_identical_call_cost_no_requests(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     catalog = Catalog(tmp_path / "catalog.db")
-    first = client_for(fake, LLMCache(catalog))
+    first = client_for(fake, LLMCache(catalog.db))
     answer = first.call(CHUNK, variables())
     assert first.call(CHUNK, variables()) == answer
     # A rebuild: a new client over the same catalog file.
-    rebuilt = client_for(fake, LLMCache(Catalog(tmp_path / "catalog.db")))
+    rebuilt = client_for(fake, LLMCache(Catalog(tmp_path / "catalog.db").db))
     assert rebuilt.call(CHUNK, variables()) == answer
     assert fake.chat_count == 1
     assert first.stats.snapshot()["cache_hits"] == 1 == rebuilt.stats.snapshot()["cache_hits"]
     # A different model is a different prompt: it is asked again.
-    client_for(fake, LLMCache(catalog), chat_model="other-model").call(CHUNK, variables())
+    client_for(fake, LLMCache(catalog.db), chat_model="other-model").call(CHUNK, variables())
     assert fake.chat_count == 2
 
 
 def test_a_repaired_answer_is_cached_under_the_original_prompt(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
-    client = client_for(fake, LLMCache(Catalog(tmp_path / "catalog.db")))
+    client = client_for(fake, LLMCache(Catalog(tmp_path / "catalog.db").db))
     fake.fail("malformed")
     client.call(CHUNK, variables())
     client.call(CHUNK, variables())
@@ -306,7 +306,7 @@ def test_call_many_raises_a_template_mistake_before_sending_anything(fake: FakeO
 def test_estimate_counts_calls_and_tokens_and_skips_cached_inputs(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
-    client = client_for(fake, LLMCache(Catalog(tmp_path / "catalog.db")))
+    client = client_for(fake, LLMCache(Catalog(tmp_path / "catalog.db").db))
     batch = [variables("中文" * 100, mode="graph"), variables("word " * 100, mode="index")]
     estimate = client.estimate(CHUNK, batch)
     assert estimate["calls"] == 2 and estimate["cached"] == 0

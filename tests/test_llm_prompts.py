@@ -73,10 +73,10 @@ def test_the_cache_key_changes_with_model_prompt_and_schema() -> None:
 
 
 def test_the_cache_round_trips_json_in_the_catalog_file(tmp_path: Path) -> None:
-    cache = LLMCache(Catalog(tmp_path / "c.db"))
+    cache = LLMCache(Catalog(tmp_path / "c.db").db)
     assert cache.get("k") is None
     cache.put("k", "model", {"questions": [{"question": "SQL注入是什么？"}]})
-    again = LLMCache(Catalog(tmp_path / "c.db"))
+    again = LLMCache(Catalog(tmp_path / "c.db").db)
     assert again.get("k") == {"questions": [{"question": "SQL注入是什么？"}]}
     assert len(again) == 1
 

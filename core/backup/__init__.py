@@ -1,6 +1,6 @@
 """Backup (docs/architecture.md §9 `export` / `import`): one knowledge base as a portable archive, and back.
 
-The catalog dumps and loads the knowledge base's rows (core/store/kb_rows.py), the vector store
+The stores dump and load the knowledge base's rows (core/store/kb_rows.py), the vector store
 its vectors; this package writes and reads the archive around them. The service authorizes and
 audits (`service.kbs.export_archive`, `import_archive`); nothing here knows who asks.
 
@@ -47,10 +47,10 @@ from ..choices import DocumentState
 from ..embed import Embedder
 from ..errors import ParseError
 from ..models import BackupSummary, Chunk, KnowledgeBase
-from ..store import Catalog, VectorRecord, VectorStore
+from ..store import VectorRecord, VectorStore
 from ..store.analysis import ANALYSIS_VERSION, bm25_text
-from ..store.graph import GraphStore
-from ..store.kb_rows import Ids
+from ..store.contracts import CatalogProtocol, GraphReaderProtocol, GraphStoreProtocol
+from ..store.kb_rows import Ids, dump_kb, load_kb
 from ..store.vectors import KINDS, primary_key
 from .archive import (
     FORMAT,
@@ -82,9 +82,9 @@ _KIND_TABLE["relation"] = "relations"
 class Stores:
     """Where a knowledge base lives, and the embedder that embeds it again when needed."""
 
-    catalog: Catalog
+    catalog: CatalogProtocol
     vectors: VectorStore
-    graph: GraphStore
+    graph: GraphStoreProtocol
     embedder: Embedder
     embed_batch: int = 256
 
@@ -95,7 +95,7 @@ class Stores:
 def export_kb(stores: Stores, kb: KnowledgeBase, path: Path | str) -> BackupSummary:
     """Write knowledge base `kb` to the archive `path`; return what it holds (counts)."""
     path = Path(path)
-    meta, tables = stores.catalog.dump_kb(kb)
+    meta, tables = dump_kb(stores.catalog, stores.graph, kb)
     records, dense = _fetch_vectors(stores.vectors, kb, tables)
     counts = {table: len(rows) for table, rows in tables.items()} | {"vectors": len(records)}
     manifest = {
@@ -135,7 +135,9 @@ def import_kb(stores: Stores, archive: Archive, name: str, path: Path) -> Backup
     target = (stores.embedder.name, int(stores.embedder.dimension))
     reuse = (embedding["name"], embedding["dimension"]) == target
     try:
-        kb, ids = stores.catalog.load_kb(name, meta, archive.tables, embedding=target)
+        kb, ids = load_kb(
+            stores.catalog, stores.graph, name, meta, archive.tables, embedding=target
+        )
     except ParseError as exc:
         raise ParseError(f"The archive is inconsistent: {exc}.") from exc
     try:
@@ -200,7 +202,9 @@ def _analysed(kind: str, raw: str | None, archived: str) -> str:
     return archived
 
 
-def _embedded_texts(graph: GraphStore, archive: Archive, ids: Ids) -> dict[tuple[str, int], str]:
+def _embedded_texts(
+    graph: GraphReaderProtocol, archive: Archive, ids: Ids
+) -> dict[tuple[str, int], str]:
     """(kind, archived id) -> the text a build embeds for it (not the BM25-analysed one)."""
     titles = {int(d["id"]): d["title"] for d in archive.tables["documents"]}
     out = {

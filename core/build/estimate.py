@@ -30,7 +30,8 @@ from ..choices import BuildMode
 from ..errors import ParseError
 from ..ingest import chunk_document
 from ..models import KnowledgeBase
-from ..store.graph import MAX_DESCRIPTION, GraphStore
+from ..store.contracts import GraphReaderProtocol
+from ..store.graph_reads import MAX_DESCRIPTION
 from .events import ItemFailure
 from .sources import collect_files, iter_units
 from .texts import embedding_text
@@ -192,7 +193,8 @@ def estimate_add(
     basis = "none"
     if kb.mode == BuildMode.GRAPH and estimate["calls"]:
         # Cached extractions repeat a build already made: its merges and summaries are cached too.
-        predicted, basis = predict_graph_calls(pipeline.graph, kb.id, estimate["calls"])
+        chunk_ids = pipeline.catalog.chunk_ids(kb.id)
+        predicted, basis = predict_graph_calls(pipeline.graph, kb.id, chunk_ids, estimate["calls"])
         for role, count in predicted.items():
             by_role[role] = count
             if count:
@@ -213,11 +215,14 @@ def estimate_add(
     return BuildEstimate(chunks=len(variables), embedding=embedding, llm=llm_cost)
 
 
-def predict_graph_calls(graph: GraphStore, kb_id: int, calls: int) -> tuple[dict[str, int], str]:
+def predict_graph_calls(
+    graph: GraphReaderProtocol, kb_id: int, chunk_ids: Sequence[int], calls: int
+) -> tuple[dict[str, int], str]:
     """Predict the `same_entity` and `summarize_description` calls that `calls` extractions
-    into knowledge base `kb_id` bring with them: (role -> calls, basis)."""
+    into knowledge base `kb_id` (whose chunks are `chunk_ids`) bring with them: (role -> calls,
+    basis)."""
     default = {role: DEFAULT_RATES[role] * calls for role in EXTRA_ROLES}
-    chunks, merges, mentions = graph.build_history(kb_id)
+    chunks, merges, mentions = graph.build_history(kb_id, chunk_ids)
     if not chunks:
         return {role: round(n) for role, n in default.items()}, "default"
     # Every long entity that the new chunks mention is summarized again; one with k mentions in

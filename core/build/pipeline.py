@@ -102,7 +102,7 @@ class BuildPipeline:
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
-        self.graph = graph or GraphStore(catalog)
+        self.graph = graph or GraphStore(catalog.db)
         self.llm = llm
 
     def add(
@@ -122,13 +122,13 @@ class BuildPipeline:
         """The jobs a kill or a lost endpoint left unfinished, oldest first; with `cancelled`,
         also the cancelled ones whose files are still there (a cancel keeps what it had not
         built for a resume)."""
-        self.catalog.interrupt_dead_jobs(process_alive)
+        self.catalog.jobs.interrupt_dead(process_alive)
         kb_id = kb.id if kb else None
-        rows = self.catalog.jobs(kb_id, status=JobState.INTERRUPTED)
+        rows = self.catalog.jobs.all(kb_id, status=JobState.INTERRUPTED)
         if cancelled:
             rows += [
                 row
-                for row in self.catalog.jobs(kb_id, status=JobState.CANCELLED)
+                for row in self.catalog.jobs.all(kb_id, status=JobState.CANCELLED)
                 if _LEFT in (row.get("message") or "")
                 and any(Path(p).exists() for p in JobRecord.from_row(row).paths)
             ]
@@ -285,7 +285,7 @@ class _Run:
     def _claim(self, paths: Sequence[Path], staging: str, resume: JobRecord | None) -> int:
         me = this_process()
         try:
-            return self.p.catalog.claim_job(
+            return self.p.catalog.jobs.claim(
                 self.kb.id,
                 total=self.total,
                 paths=[str(Path(p).absolute()) for p in paths],
@@ -359,7 +359,7 @@ class _Run:
             # A full disk may refuse this write too: the row then says `running` for a process
             # that ends, which the next build or resume reads as `interrupted`.
             with contextlib.suppress(StoreError):
-                self.p.catalog.finish_job(
+                self.p.catalog.jobs.finish(
                     self.job,
                     status=status,
                     done=self.done,
@@ -371,12 +371,12 @@ class _Run:
 
     def _paused(self, message: str) -> None:
         with contextlib.suppress(StoreError):
-            self.p.catalog.set_job_status(self.job, JobState.PAUSED, message)
+            self.p.catalog.jobs.set_status(self.job, JobState.PAUSED, message)
         self._event("paused", message, force=True)
 
     def _unpaused(self) -> None:
         with contextlib.suppress(StoreError):
-            self.p.catalog.set_job_status(self.job, JobState.RUNNING)
+            self.p.catalog.jobs.set_status(self.job, JobState.RUNNING)
         self._event("resumed", "the LLM endpoint answers again; the build goes on", force=True)
 
     def _build_unit(self, unit: Unit, states: dict[str, KnownDocument]) -> None:

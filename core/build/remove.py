@@ -6,19 +6,19 @@ from collections.abc import Sequence
 
 from ..embed import Embedder
 from ..models import KnowledgeBase
-from ..store import Catalog, VectorRecord, VectorStore
-from ..store.graph import GraphStore
+from ..store import VectorRecord, VectorStore
+from ..store.contracts import CatalogProtocol, GraphStoreProtocol
 
 __all__ = ["remove_documents"]
 
 
 def remove_documents(
-    catalog: Catalog,
+    catalog: CatalogProtocol,
     vectors: VectorStore,
     kb: KnowledgeBase,
     doc_ids: Sequence[int],
     *,
-    graph: GraphStore,
+    graph: GraphStoreProtocol,
     embedder: Embedder,
     flush: bool = True,
 ) -> None:
@@ -32,7 +32,7 @@ def remove_documents(
     if not doc_ids:
         return
     catalog.mark_removing(doc_ids)
-    orphans, _, survivors = graph.forget_documents(doc_ids)
+    orphans, _, survivors = graph.forget_chunks(catalog.chunk_ids(kb.id, doc_ids))
     vectors.delete_documents(kb.dimension, kb=kb.id, docs=doc_ids)  # chunks and questions
     vectors.delete_refs(kb.dimension, "entity", orphans)
     texts = graph.entity_text(survivors)

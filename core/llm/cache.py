@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # importing core.store at runtime would load pymilvus just for a type
-    from ..store.catalog import Catalog
+    from ..store.sqlite import Database
 
 __all__ = ["LLMCache", "cache_key"]
 
@@ -38,23 +38,19 @@ def cache_key(model: str, prompt: str, schema: dict[str, Any]) -> str:
 
 
 class LLMCache:
-    """Validated LLM responses kept in the catalog's SQLite file. Safe to share between threads."""
+    """Validated LLM responses kept in the home's SQLite file. Safe to share between threads."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        with catalog._lock:
-            catalog.db.execute(_SCHEMA)
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.execute(_SCHEMA)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the cached response for `key`, or None."""
-        with self.catalog._lock:
-            row = self.catalog.db.execute(
-                "SELECT response FROM llm_cache WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        rows = self.db.rows("SELECT response FROM llm_cache WHERE key = ?", (key,))
+        if not rows:
             return None
         try:
-            value = json.loads(row[0])
+            value = json.loads(rows[0]["response"])
         except json.JSONDecodeError:
             return None  # a damaged row is a miss; the next put() replaces it
         return value if isinstance(value, dict) else None
@@ -62,13 +58,12 @@ class LLMCache:
     def put(self, key: str, model: str, response: dict[str, Any]) -> None:
         """Store (or replace) the response for `key`."""
         text = json.dumps(response, ensure_ascii=False, sort_keys=True)
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT OR REPLACE INTO llm_cache (key, model, response, created_at)"
                 " VALUES (?, ?, ?, ?)",
                 (key, model, text, time.time()),
             )
 
     def __len__(self) -> int:
-        with self.catalog._lock:
-            return int(self.catalog.db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
+        return int(self.db.rows("SELECT COUNT(*) AS n FROM llm_cache")[0]["n"])

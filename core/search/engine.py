@@ -95,7 +95,7 @@ class SearchEngine:
     ) -> None:
         self.catalog = catalog
         self.llm = llm
-        self.graph = graph or GraphStore(catalog)
+        self.graph = graph or GraphStore(catalog.db)
         self.vectors = vectors
         self.embedder = embedder
         self.titles = TitleIndex(catalog)

@@ -28,6 +28,7 @@ from ..store import Catalog, VectorStore
 from ..store.graph import GraphStore
 from ..store.notebooks import NotebookStore
 from ..store.runs import RunStore
+from ..store.sqlite import Database
 from ..store.users import UserStore
 
 __all__ = ["Home", "HomeOptions"]
@@ -62,13 +63,13 @@ class Home:
                 "set ZHIXING_HOME to a folder this user may write."
             ) from exc
         self.catalog = Catalog(settings.catalog_path)
-        self.users = UserStore(self.catalog)
-        self.graph = GraphStore(self.catalog)
+        self.users = UserStore(self.catalog.db)
+        self.graph = GraphStore(self.catalog.db)
         if llm is None:
             from ..llm import LLMCache, make_client
 
             tuning = dict(options.get("llm_options") or {})
-            llm = make_client(settings, LLMCache(self.catalog), **tuning)
+            llm = make_client(settings, LLMCache(self.catalog.db), **tuning)
         self.llm: LLM | None = llm
         self.embedder = embedder or make_embedder(settings)
         try:
@@ -113,13 +114,13 @@ class Home:
                 self._memory = open_checkpointer(path)
             return self._memory
 
-    def _opened(self, what: str, kind: Callable[[Catalog], _T]) -> _T:
+    def _opened(self, what: str, kind: Callable[[Database], _T]) -> _T:
         """The store `kind` over the catalog, made on first use: the stores that write open
         only when something writes (a read-only home that only searches never opens them)."""
         with self._lock:
             if what not in self._lazy:
                 try:
-                    self._lazy[what] = kind(self.catalog)
+                    self._lazy[what] = kind(self.catalog.db)
                 except sqlite3.Error as exc:
                     raise StoreError(
                         f"The {what} in {self.settings.home} cannot be written ({exc}); make the"

@@ -19,7 +19,7 @@ from typing import Any
 from ..choices import CellMode
 from ..errors import NotFoundError
 from ..models import CellResult, Notebook, NotebookCell
-from .catalog import Catalog
+from .sqlite import Database
 
 __all__ = ["NotebookStore"]
 
@@ -51,13 +51,12 @@ _MISSING = "There is no such cell in your notebook; it may have been deleted in 
 
 
 class NotebookStore:
-    """Notebooks and cells in the catalog database; every method takes the owner it checked."""
+    """Notebooks and cells in the home's database; every method takes the owner it checked."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        with catalog.transaction():
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                catalog.db.execute(statement)
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        with db.transaction():
+            db.executescript(_SCHEMA)
 
     # --- notebooks --------------------------------------------------------------------------
 
@@ -65,20 +64,20 @@ class NotebookStore:
         """The owner's notebook over exactly these knowledge bases, made on first use."""
         scope = json.dumps(sorted(set(kbs)), ensure_ascii=False)
         now = time.time()
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT OR IGNORE INTO notebooks (id, owner, scope, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (uuid.uuid4().hex, owner, scope, now, now),
             )
-        row = self.catalog._rows(
-            "SELECT * FROM notebooks WHERE owner = ? AND scope = ?", (owner, scope)
-        )[0]
+        row = self.db.rows("SELECT * FROM notebooks WHERE owner = ? AND scope = ?", (owner, scope))[
+            0
+        ]
         return self._notebook(row)
 
     def notebook(self, notebook_id: str, owner: str) -> Notebook:
         """The owner's notebook with its cells in order; another user's reads as missing."""
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             "SELECT * FROM notebooks WHERE id = ? AND owner = ?", (notebook_id, owner)
         )
         if not rows:
@@ -86,7 +85,7 @@ class NotebookStore:
         return self._notebook(rows[0])
 
     def _notebook(self, row: Mapping[str, Any]) -> Notebook:
-        cells = self.catalog._rows(
+        cells = self.db.rows(
             "SELECT * FROM notebook_cells WHERE notebook = ? ORDER BY position, rowid", (row["id"],)
         )
         return Notebook(
@@ -113,12 +112,12 @@ class NotebookStore:
         """Append a cell to the owner's notebook and return it (not yet run, unless `result`)."""
         self.notebook(notebook_id, owner)  # the owner's, or NotFoundError
         cell_id, now = uuid.uuid4().hex, time.time()
-        with self.catalog.transaction():
-            (last,) = self.catalog.db.execute(
-                "SELECT COALESCE(MAX(position), -1) FROM notebook_cells WHERE notebook = ?",
+        with self.db.transaction():
+            last = self.db.rows(
+                "SELECT COALESCE(MAX(position), -1) AS last FROM notebook_cells WHERE notebook = ?",
                 (notebook_id,),
-            ).fetchone()
-            self.catalog.db.execute(
+            )[0]["last"]
+            self.db.execute(
                 "INSERT INTO notebook_cells (id, notebook, position, question, mode, strategies,"
                 " top_k, result, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -137,7 +136,7 @@ class NotebookStore:
         return self.cell(cell_id, owner)
 
     def cell(self, cell_id: str, owner: str) -> NotebookCell:
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             "SELECT c.* FROM notebook_cells c JOIN notebooks n ON n.id = c.notebook"
             " WHERE c.id = ? AND n.owner = ?",
             (cell_id, owner),
@@ -166,8 +165,8 @@ class NotebookStore:
         now = time.time()
         assignments = ", ".join(f"{name} = ?" for name in fields)
         values = [columns[name](value) for name, value in fields.items()]
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 f"UPDATE notebook_cells SET {assignments}, updated_at = ? WHERE id = ?",
                 (*values, now, cell_id),
             )
@@ -176,8 +175,8 @@ class NotebookStore:
 
     def delete_cell(self, cell_id: str, owner: str) -> None:
         cell = self.cell(cell_id, owner)
-        with self.catalog.transaction():
-            self.catalog.db.execute("DELETE FROM notebook_cells WHERE id = ?", (cell_id,))
+        with self.db.transaction():
+            self.db.execute("DELETE FROM notebook_cells WHERE id = ?", (cell_id,))
             self._touch(cell.notebook, time.time())
 
     def move_cell(self, cell_id: str, owner: str, offset: int) -> None:
@@ -189,17 +188,15 @@ class NotebookStore:
         if target == index:
             return
         order.insert(target, order.pop(index))
-        with self.catalog.transaction():
-            self.catalog.db.conn.executemany(
+        with self.db.transaction():
+            self.db.executemany(
                 "UPDATE notebook_cells SET position = ? WHERE id = ?",
                 [(position, cid) for position, cid in enumerate(order)],
             )
             self._touch(cell.notebook, time.time())
 
     def _touch(self, notebook_id: str, now: float) -> None:
-        self.catalog.db.execute(
-            "UPDATE notebooks SET updated_at = ? WHERE id = ?", (now, notebook_id)
-        )
+        self.db.execute("UPDATE notebooks SET updated_at = ? WHERE id = ?", (now, notebook_id))
 
 
 def _dumps(value: CellResult | None) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import NotFoundError
 from ..models import Conversation
-from .catalog import Catalog
+from .sqlite import Database
 
 __all__ = ["RunStore"]
 
@@ -52,29 +52,26 @@ _TITLE_CHARS = 60
 
 
 class RunStore:
-    """Runs and conversations in the catalog database. The store checks no rights: the
+    """Runs and conversations in the home's database. The store checks no rights: the
     service passes the owner it has checked, and filters what a user may read."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        with catalog.transaction():
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                catalog.db.execute(statement)
-            have = {r["name"] for r in catalog._rows("PRAGMA table_info(runs)")}
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        with db.transaction():
+            db.executescript(_SCHEMA)
+            have = db.columns("runs")
             for column, kind in _ADDED.items():
                 if column not in have:
-                    catalog.db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
-            catalog.db.execute(
-                "CREATE INDEX IF NOT EXISTS runs_conversation ON runs (conversation, id)"
-            )
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
+            db.execute("CREATE INDEX IF NOT EXISTS runs_conversation ON runs (conversation, id)")
 
     # --- conversations ----------------------------------------------------------------------
 
     def new_conversation(self, owner: str, title: str = "") -> Conversation:
         now = time.time()
         conversation = Conversation(uuid.uuid4().hex, owner, _title(title), now, now, 0)
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO conversations (id, owner, title, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (conversation.id, owner, conversation.title, now, now),
@@ -83,7 +80,7 @@ class RunStore:
 
     def conversation(self, conversation_id: str, owner: str) -> Conversation:
         """The owner's conversation; another user's reads as missing, never as forbidden."""
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             _CONVERSATIONS + " WHERE c.id = ? AND c.owner = ? GROUP BY c.id",
             (conversation_id, owner),
         )
@@ -95,7 +92,7 @@ class RunStore:
 
     def conversations(self, owner: str, limit: int = 30) -> list[Conversation]:
         """The owner's conversations, the latest first."""
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             _CONVERSATIONS + " WHERE c.owner = ? GROUP BY c.id ORDER BY c.updated_at DESC LIMIT ?",
             (owner, limit),
         )
@@ -130,14 +127,14 @@ class RunStore:
             conversation,
             kind,
         )
-        with self.catalog.transaction():
-            cursor = self.catalog.db.execute(
+        with self.db.transaction():
+            cursor = self.db.execute(
                 "INSERT INTO runs (question, kbs, answer, trace, started_at, finished_at,"
                 " owner, conversation, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             if conversation is not None:
-                self.catalog.db.execute(
+                self.db.execute(
                     "UPDATE conversations SET updated_at = ?,"
                     " title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
                     (finished, _title(question), conversation),
@@ -146,7 +143,7 @@ class RunStore:
 
     def get(self, run_id: int) -> dict[str, Any]:
         """Return one run with its JSON columns decoded; raise NotFoundError if there is none."""
-        rows = self.catalog._rows("SELECT * FROM runs WHERE id = ?", (run_id,))
+        rows = self.db.rows("SELECT * FROM runs WHERE id = ?", (run_id,))
         if not rows:
             raise NotFoundError(f"There is no run {run_id}; `recent()` lists the stored runs.")
         return _decoded(rows[0])
@@ -154,14 +151,14 @@ class RunStore:
     def recent(self, limit: int = 20, *, owner: str | None = None) -> list[dict[str, Any]]:
         """The latest runs (of one owner, or everyone's), newest first."""
         where, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             f"SELECT * FROM runs {where} ORDER BY id DESC LIMIT ?", (*params, limit)
         )
         return [_decoded(row) for row in rows]
 
     def turns(self, conversation_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """The latest `limit` runs of a conversation, oldest first (the conversation, in order)."""
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             "SELECT * FROM (SELECT * FROM runs WHERE conversation = ? ORDER BY id DESC LIMIT ?)"
             " ORDER BY id",
             (conversation_id, limit),

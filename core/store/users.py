@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import Catalog
+from .sqlite import Database
 
 __all__ = ["AuditEntry", "StoredUser", "UserStore"]
 
@@ -81,17 +81,17 @@ class AuditEntry:
 
 
 class UserStore:
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        with catalog.transaction():
-            catalog.db.executescript(_SCHEMA)
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        with db.transaction():
+            db.executescript(_SCHEMA)
 
     # --- users -------------------------------------------------------------------------------
 
     def put(self, name: str, role: str, password_hash: str) -> None:
         """Add a user, or replace the role and password of an existing one."""
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO users (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT(name) DO UPDATE SET role = excluded.role,"
                 " password_hash = excluded.password_hash",
@@ -99,34 +99,34 @@ class UserStore:
             )
 
     def get(self, name: str) -> StoredUser | None:
-        rows = self.catalog._rows("SELECT * FROM users WHERE name = ?", (name,))
+        rows = self.db.rows("SELECT * FROM users WHERE name = ?", (name,))
         return _user(rows[0]) if rows else None
 
     def preference(self, name: str, key: str) -> str | None:
         """A user's saved choice (the UI language, say), or None when they made none."""
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             "SELECT value FROM preferences WHERE user_name = ? AND key = ?", (name, key)
         )
         return str(rows[0]["value"]) if rows else None
 
     def set_preference(self, name: str, key: str, value: str) -> None:
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO preferences (user_name, key, value) VALUES (?, ?, ?)"
                 " ON CONFLICT(user_name, key) DO UPDATE SET value = excluded.value",
                 (name, key, value),
             )
 
     def all(self) -> list[StoredUser]:
-        return [_user(r) for r in self.catalog._rows("SELECT * FROM users ORDER BY name")]
+        return [_user(r) for r in self.db.rows("SELECT * FROM users ORDER BY name")]
 
     def remove(self, name: str) -> bool:
         """Remove a user and their memberships, except where they were a knowledge base's only
         member: that row stays, so the knowledge base stays restricted (to admins, until an
         admin changes its members) instead of opening to everyone."""
-        with self.catalog.transaction():
-            cursor = self.catalog.db.execute("DELETE FROM users WHERE name = ?", (name,))
-            self.catalog.db.execute(
+        with self.db.transaction():
+            cursor = self.db.execute("DELETE FROM users WHERE name = ?", (name,))
+            self.db.execute(
                 "DELETE FROM kb_members WHERE user_name = ? AND kb_id IN (SELECT kb_id FROM"
                 " kb_members GROUP BY kb_id HAVING COUNT(*) > 1)",
                 (name,),
@@ -137,21 +137,21 @@ class UserStore:
         sql = "SELECT COUNT(*) AS n FROM users"
         if with_password:
             sql += " WHERE password_hash != ''"
-        return int(self.catalog._rows(sql)[0]["n"])
+        return int(self.db.rows(sql)[0]["n"])
 
     # --- knowledge-base members ------------------------------------------------------------------
 
     def members(self, kb_id: int) -> list[str]:
         """The users a knowledge base is restricted to; empty = every user may see it."""
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             "SELECT user_name FROM kb_members WHERE kb_id = ? ORDER BY user_name", (kb_id,)
         )
         return [r["user_name"] for r in rows]
 
     def set_members(self, kb_id: int, names: Iterable[str]) -> None:
-        with self.catalog.transaction():
-            self.catalog.db.execute("DELETE FROM kb_members WHERE kb_id = ?", (kb_id,))
-            self.catalog.db.conn.executemany(
+        with self.db.transaction():
+            self.db.execute("DELETE FROM kb_members WHERE kb_id = ?", (kb_id,))
+            self.db.executemany(
                 "INSERT INTO kb_members (kb_id, user_name) VALUES (?, ?)",
                 [(kb_id, n) for n in dict.fromkeys(names)],
             )
@@ -159,22 +159,20 @@ class UserStore:
     def restricted(self) -> dict[int, set[str]]:
         """Every restricted knowledge base and its members."""
         out: dict[int, set[str]] = {}
-        for row in self.catalog._rows("SELECT kb_id, user_name FROM kb_members"):
+        for row in self.db.rows("SELECT kb_id, user_name FROM kb_members"):
             out.setdefault(int(row["kb_id"]), set()).add(row["user_name"])
         return out
 
     # --- failed logins -----------------------------------------------------------------------------
 
     def record_failure(self, name: str, client: str = "") -> None:
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO login_failures (name, client, at) VALUES (?, ?, ?)",
                 (name, client, time.time()),
             )
             # Keep the table small: a day of failures is more than any window needs.
-            self.catalog.db.execute(
-                "DELETE FROM login_failures WHERE at < ?", (time.time() - 86400,)
-            )
+            self.db.execute("DELETE FROM login_failures WHERE at < ?", (time.time() - 86400,))
 
     def failures_since(
         self, since: float, *, name: str | None = None, client: str | None = None
@@ -185,7 +183,7 @@ class UserStore:
             raise ValueError("failures_since needs a name, a client or both")
         filters = {k: v for k, v in (("name", name), ("client", client)) if v is not None}
         where = "".join(f"{column} = ? AND " for column in filters)
-        rows = self.catalog._rows(
+        rows = self.db.rows(
             f"SELECT at FROM login_failures WHERE {where}at >= ? ORDER BY at",
             (*filters.values(), since),
         )
@@ -196,16 +194,16 @@ class UserStore:
         sql, values = "DELETE FROM login_failures WHERE name = ?", [name]
         if client is not None:
             sql, values = sql + " AND client = ?", [name, client]
-        with self.catalog.transaction():
-            self.catalog.db.execute(sql, values)
+        with self.db.transaction():
+            self.db.execute(sql, values)
 
     # --- audit log ---------------------------------------------------------------------------------
 
     def audit(
         self, user: str, action: str, target: str = "", detail: Mapping[str, Any] | None = None
     ) -> None:
-        with self.catalog.transaction():
-            self.catalog.db.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO audit (at, user_name, action, target, detail) VALUES (?, ?, ?, ?, ?)",
                 (
                     time.time(),
@@ -218,7 +216,7 @@ class UserStore:
 
     def audit_log(self, limit: int = 200) -> list[AuditEntry]:
         """The latest audit entries, newest first."""
-        rows = self.catalog._rows("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
+        rows = self.db.rows("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
         return [
             AuditEntry(
                 at=float(r["at"]),

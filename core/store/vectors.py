@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,9 +225,8 @@ class VectorStore:
 
     def delete(self, dimension: int, *, kb: int, doc: int | None = None) -> None:
         """Delete every row of a knowledge base, or of one document in it."""
-        name = self.ensure_collection(dimension)
         expr = f"kb == {int(kb)}" + ("" if doc is None else f" and doc == {int(doc)}")
-        self._call(self.client.delete, name, filter=expr)
+        self._call(self.client.delete, self.ensure_collection(dimension), filter=expr)
 
     def delete_documents(self, dimension: int, *, kb: int, docs: Iterable[int]) -> None:
         ids = ", ".join(str(int(d)) for d in docs)
@@ -241,23 +240,24 @@ class VectorStore:
             self._call(self.client.delete, self.ensure_collection(dimension), ids=pks)
 
     def count(self, dimension: int, *, kb: int, kind: str | None = None) -> int:
-        name = self.ensure_collection(dimension)
         rows = self._call(
             self.client.query,
-            name,
+            self.ensure_collection(dimension),
             filter=_filter([kb], [kind] if kind else None),
             output_fields=["count(*)"],
         )
         return int(rows[0]["count(*)"]) if rows else 0
 
-    def fetch(self, dimension: int, pks: Sequence[int], *, batch: int = 1000) -> list[dict]:
+    def fetch(
+        self, dimension: int, pks: Sequence[int], *, batch: int = 1000
+    ) -> list[dict[str, Any]]:
         """The stored records (kb, doc, kind, ref_id, text, dense) of these primary keys;
         keys with no record are left out. For backups: search never needs it."""
         if not pks:
             return []
         collection = self.ensure_collection(dimension)
         fields = ["kb", "doc", "kind", "ref_id", "text", "dense"]
-        found: list[dict] = []
+        found: list[dict[str, Any]] = []
         for start in range(0, len(pks), batch):
             found += self._call(
                 self.client.get,
@@ -324,18 +324,7 @@ class VectorStore:
             output_fields=["kind", "ref_id", *(["text"] if with_text else [])],
             search_params={"params": params} if params else {},
         )
-        return [
-            [
-                VectorHit(
-                    kind=h["entity"]["kind"],
-                    ref_id=int(h["entity"]["ref_id"]),
-                    score=float(h["distance"]),
-                    text=str(h["entity"].get("text", "")) if with_text else "",
-                )
-                for h in hits
-            ]
-            for hits in result
-        ]
+        return [[_hit(h["entity"], h["distance"], with_text) for h in hits] for hits in result]
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -356,6 +345,11 @@ def _filter(kbs: Sequence[int], kinds: Sequence[str] | None) -> str:
     return expr
 
 
+def _hit(entity: dict[str, Any], distance: float, with_text: bool) -> VectorHit:
+    text = str(entity.get("text", "")) if with_text else ""
+    return VectorHit(entity["kind"], int(entity["ref_id"]), float(distance), text)
+
+
 def _clip_bytes(text: str, limit: int) -> str:
     data = text.encode("utf-8")
     if len(data) <= limit:
@@ -364,7 +358,7 @@ def _clip_bytes(text: str, limit: int) -> str:
 
 
 @contextlib.contextmanager
-def _quiet_milvus_lite():  # noqa: ANN202
+def _quiet_milvus_lite() -> Iterator[None]:
     """Keep Milvus Lite's own traceback of a failed open (and jieba's banner) off the console.
 
     The failure itself is not hidden: it surfaces as a StoreError with one clear sentence.
