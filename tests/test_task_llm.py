@@ -284,8 +284,29 @@ def test_the_review_budget_goes_to_the_most_confident_candidates_first(tmp_path:
             llm=llm,
             max_confirmations=2,
         )
-        first = review(candidates, ctx)
-        second = review(candidates, ctx)  # the run's budget is spent: nothing more is sent
+        first = review(candidates, ctx, spent=0)
+        second = review(candidates, ctx, spent=first.calls)  # the budget is spent: none sent
     assert sorted(reviewed) == [f"{REPO}:37", f"{REPO}:52"]
-    assert first.calls == 2 and second.calls == 0 and ctx.confirmations == 2
+    assert first.calls == 2 and second.calls == 0
     assert first.findings == candidates  # unsure: every candidate kept, as it was
+
+
+def test_each_run_of_one_context_reviews_within_its_own_budget(home, embedder) -> None:  # noqa: ANN001
+    """The run's state lives in the graph's state, not in the context: a caller that keeps one
+    context for several runs (Studio, a script) gives each run the whole review budget."""
+    from dataclasses import replace
+
+    from zhixing.core.task.flow import run_task
+
+    model = Auditor()
+    spent = []
+    with ToolFake(responder=model) as fake:
+        settings = Settings(home=home, openai_base_url=fake.url, openai_api_key="sk-test")
+        llm = LLMClient(settings, None, timeout_s=10.0, backoff_s=0.01)
+        with KnowledgeService(settings, embedder=embedder, llm=llm) as svc:
+            context = replace(svc.tasks.context(["kb"], workspace=SHOP), max_confirmations=3)
+            for _ in range(2):
+                before = _reviews(model)
+                assert run_task(TASK, context).findings
+                spent.append(_reviews(model) - before)
+    assert spent == [3, 3]

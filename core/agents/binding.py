@@ -5,9 +5,11 @@ Zhixing's nodes reach their dependencies (search, answer, the model) through a c
 (`AgentContext`, `TaskContext`). A bound node turns the run's JSON options into that object
 with `resolve` and hands it to the real node, so the host sees the same nodes and edges.
 
-One object serves a whole run (the task agent keeps its analysis and its review budget there):
-the entry node resolves it afresh and the later nodes of the same run reuse it, keyed by the
-run's id (LangGraph's server gives every run one), else its thread, else its options object.
+Resolving opens a home's stores, so one object serves a whole run: the entry node resolves it
+afresh and the later nodes of the same run reuse it, keyed by the run's id (LangGraph's server
+gives every run one), else its thread, else its options object. Contexts are frozen and hold no
+run state (that is the graph's state: the task agent's analysis, its review budget), so a
+context reused is the same as one resolved again.
 """
 
 from __future__ import annotations

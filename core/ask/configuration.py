@@ -27,7 +27,7 @@ class AnswerLike(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentContext:
     """The dependencies of one agentic run, passed as LangGraph's runtime context.
 

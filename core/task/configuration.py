@@ -11,7 +11,6 @@ from ..models import Hit
 
 if TYPE_CHECKING:
     from ..ask import AgenticResult
-    from ..audit import AuditResult
     from ..llm.protocol import LLM, ToolCallingLLM
     from ..trace import AskSink
     from .workspace import Workspace
@@ -23,7 +22,7 @@ MAX_TOOL_CALLS = 6  # per subtask, workspace and knowledge tools together
 MAX_CONFIRMATIONS = 30  # per run: the model's reviews of candidate findings
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskContext:
     """The dependencies of one task run, passed as LangGraph's runtime context.
 
@@ -48,13 +47,6 @@ class TaskContext:
     max_subtasks: int = MAX_SUBTASKS
     max_tool_calls: int = MAX_TOOL_CALLS
     max_confirmations: int = MAX_CONFIRMATIONS
-    # The workspace's data-flow analysis, made once by the research node (core/task/dataflow.py).
-    analysis: AuditResult | None = None
-    confirmations: int = 0  # reviews spent so far (core/task/confirm.py)
-    # Whether the chat model's tool-calling turns hold calls: None until the endpoint's probed
-    # capabilities or a subtask have shown it; False sends later subtasks straight to
-    # structured turns (core/task/turns.py).
-    tool_turns: bool | None = None
 
     def call_budget(self) -> dict[str, int]:
         """The most model calls the task agent itself may make, by step (the research's

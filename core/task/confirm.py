@@ -41,19 +41,19 @@ class Review:
     calls: int = 0
 
 
-def review(findings: Sequence[Finding], ctx: TaskContext) -> Review:
+def review(findings: Sequence[Finding], ctx: TaskContext, spent: int) -> Review:
     """Let the model confirm or reject the unconfirmed candidates, within what is left of the
-    run's budget (`ctx.max_confirmations`, counted in `ctx.confirmations`)."""
+    run's budget (`ctx.max_confirmations`, of which the run has `spent` so far; `calls` says
+    how many this review spends)."""
     if ctx.llm is None or ctx.workspace is None:
         return Review(list(findings))
-    left = max(ctx.max_confirmations - ctx.confirmations, 0)
+    left = max(ctx.max_confirmations - spent, 0)
     candidates = sorted(
         (i for i, f in enumerate(findings) if not f.confirmed),
         key=lambda i: _RANK.get(findings[i].confidence, 1),
     )[:left]
     if not candidates:
         return Review(list(findings))
-    ctx.confirmations += len(candidates)
     variables = [_variables(findings[i], ctx) for i in candidates]
     replies = ctx.llm.call_many(TASK_CONFIRM, variables)
     verdicts = dict(zip(candidates, replies, strict=True))

@@ -112,8 +112,7 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     question = resolve_followup(state["task"], state.get("turns", [])[-HISTORY_TURNS:])
     result = ctx.research(question, lambda e: _emit(runtime, with_phase(e, "research")))
     refs = _distinct([knowledge_ref(h) for h in result.evidence])
-    if ctx.workspace is not None and ctx.analysis is None:
-        ctx.analysis = _analyse(runtime, ctx.workspace)
+    analysis = _analyse(runtime, ctx.workspace) if ctx.workspace is not None else None
     if ctx.workspace is not None:  # with a model too: its plan adds to the offline one
         lookup = ctx.lookup or ctx.search
         for topic in offline.probe_topics():
@@ -142,7 +141,8 @@ def research(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             answer=answer,
         ),
     )
-    return {"research": refs}
+    # The run's own state starts here (a thread's last run left its values in the checkpoint).
+    return {"research": refs, "analysis": analysis, "confirmations": 0, "tool_turns": None}
 
 
 def _analyse(runtime: Runtime[TaskContext], workspace: Workspace) -> AuditResult:
@@ -241,11 +241,12 @@ def replan(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     if not subtasks:  # the knowledge named nothing concrete: the task itself is the one subtask
         subtasks = [Subtask(title=state["task"], goal=state["task"], knowledge=tuple(refs[:3]))]
     subtasks = subtasks[: ctx.max_subtasks]
-    if ctx.analysis is not None:  # what no clause covers: the built-in rule pack's subtask
+    analysis = state.get("analysis")
+    if analysis is not None:  # what no clause covers: the built-in rule pack's subtask
         chinese = is_chinese(state["task"])
-        if len(subtasks) == ctx.max_subtasks and dataflow.unclaimed(ctx.analysis, subtasks):
+        if len(subtasks) == ctx.max_subtasks and dataflow.unclaimed(analysis, subtasks):
             subtasks = subtasks[:-1]  # the pack takes the last place
-        builtin = dataflow.builtin_subtask(ctx.analysis, subtasks, chinese=chinese)
+        builtin = dataflow.builtin_subtask(analysis, subtasks, chinese=chinese)
         if builtin is not None:
             subtasks = [*subtasks, builtin]
     _emit(
@@ -274,18 +275,20 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
     chinese = is_chinese(state["task"])
     mode = "offline"
     calls = 0
+    tool_turns = state.get("tool_turns")
     if subtask.topic == dataflow.BUILTIN_TOPIC:
         mode = "built-in"
         summary = ""
     elif ctx.chat is not None:
         try:
-            driven = turns.drive(state["task"], subtask, box, chinese=chinese)
+            driven = turns.drive(state["task"], subtask, box, tool_turns, chinese=chinese)
             findings, summary, mode, calls = (
                 driven.findings,
                 driven.summary,
                 driven.way,
                 driven.tool_calls,
             )
+            tool_turns = driven.tool_turns
         except LLMError as exc:
             log.warning("Subtask %d falls back to the offline scan: %s", number, exc)
             notes.append(str(exc))
@@ -296,15 +299,18 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
         else:
             summary = offline.consult(subtask, box, chinese=chinese)
         calls = len(box.calls)
-    if ctx.analysis is not None:
-        flows = dataflow.findings_for(subtask, ctx.analysis, state["subtasks"])
+    analysis = state.get("analysis")
+    if analysis is not None:
+        flows = dataflow.findings_for(subtask, analysis, state["subtasks"])
         findings = dataflow.merge(findings, flows)
         summary = (summary + " " + dataflow.summary(flows, chinese=chinese)).strip()
     # A spot an earlier subtask reports already is reported (and reviewed) once.
     earlier = state.get("findings", [])
     findings = [f for f in findings if not any(dataflow.same_spot(k, f) for k in earlier)]
+    spent = state.get("confirmations", 0)
     if ctx.llm is not None and findings:
-        reviewed = confirm.review(findings, ctx)
+        reviewed = confirm.review(findings, ctx, spent)
+        spent += reviewed.calls
         findings = reviewed.findings
         summary = (summary + " " + confirm.summary(reviewed, chinese=chinese)).strip()
     for finding in findings:
@@ -330,7 +336,13 @@ def execute(state: TaskState, runtime: Runtime[TaskContext]) -> dict[str, Any]:
             mode=mode,
         ),
     )
-    return {"cursor": number, "findings": findings, "done": [outcome]}
+    return {
+        "cursor": number,
+        "findings": findings,
+        "done": [outcome],
+        "confirmations": spent,
+        "tool_turns": tool_turns,
+    }
 
 
 # --- report -----------------------------------------------------------------------------------

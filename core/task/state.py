@@ -10,11 +10,14 @@ import operator
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any
 
+from langgraph.channels.untracked_value import UntrackedValue
+
 # pydantic derives the graphs' JSON schemas (LangGraph Studio's forms) only from this TypedDict
 # on Python 3.11.
 from typing_extensions import TypedDict
 
 from ..agents.memory import remember
+from ..audit import AuditResult
 from ..models import Hit
 
 __all__ = ["Finding", "KnowledgeRef", "Subtask", "SubtaskOutcome", "TaskState", "knowledge_ref"]
@@ -139,3 +142,11 @@ class TaskState(TypedDict, total=False):
     done: Annotated[list[SubtaskOutcome], operator.add]
     report: str
     warnings: list[str]  # what the user must know about the run (no workspace: nothing audited)
+    # The run's own state, set afresh by its first node (research), so the context stays frozen:
+    # the workspace's data-flow analysis (made once; large, so never checkpointed), the model's
+    # reviews spent so far (core/task/confirm.py), and whether the chat model's tool-calling
+    # turns hold calls (None until the endpoint's probe or a subtask has shown it; False sends
+    # later subtasks straight to structured turns, core/task/turns.py).
+    analysis: Annotated[AuditResult | None, UntrackedValue]
+    confirmations: int
+    tool_turns: bool | None

@@ -33,7 +33,6 @@ from typing import Any
 
 from ..errors import LLMError, LLMOutputError
 from . import dataflow, offline
-from .configuration import TaskContext
 from .prompts import TASK_TURN, ToolTurn
 from .state import Finding, Subtask
 from .toolcalling import execute_with_tools, record
@@ -74,40 +73,48 @@ class Driven:
     summary: str
     way: str  # TOOLS | TURNS | REVIEWING
     tool_calls: int
+    tool_turns: bool | None = None  # what the run knows now of the model's tool-calling turns
 
 
-def drive(task: str, subtask: Subtask, box: ToolBox, *, chinese: bool) -> Driven:
-    """Run one subtask with the context's chat model, choosing the way it can be driven; the
-    offline scan merged in. Raises LLMError when the endpoint fails (the caller goes offline)."""
+def drive(
+    task: str, subtask: Subtask, box: ToolBox, tool_turns: bool | None, *, chinese: bool
+) -> Driven:
+    """Run one subtask with the context's chat model, choosing the way it can be driven (by
+    `tool_turns`, what the run has seen of the model's tool-calling turns so far); the offline
+    scan merged in. Raises LLMError when the endpoint fails (the caller goes offline)."""
     ctx = box.context
     chat = ctx.chat
     assert chat is not None, "drive needs the context's chat model"
     budget = ctx.max_tool_calls + 2
     findings: list[Finding] = []
     summary, way, turns = "", TOOLS, budget
-    if _tool_turns(ctx) is not False:
+    if tool_turns is None:
+        tool_turns = _probed_tool_turns(chat)
+    if tool_turns is not False:
         run = execute_with_tools(task, subtask, box, chat)
         findings, summary = run.findings, run.summary
         if run.called:
-            ctx.tool_turns = True
-        elif run.empty and ctx.tool_turns is None:
-            ctx.tool_turns = False  # later subtasks go straight to structured turns
+            tool_turns = True
+        elif run.empty and tool_turns is None:
+            tool_turns = False  # later subtasks go straight to structured turns
         turns = budget - run.turns if run.empty else 0
     if turns > 0:
         way = TURNS
         more, summary = execute_structured(task, subtask, box, chat, turns=turns)
         findings = [*findings, *more]
     if not box.inspected:
-        return _handed_over(subtask, box, findings, chinese=chinese)
+        handed = _handed_over(subtask, box, findings, chinese=chinese)
+        return dataclasses.replace(handed, tool_turns=tool_turns)
     if ctx.workspace is None:
-        return Driven(findings, summary or _recorded(findings), way, len(box.calls))
+        return Driven(findings, summary or _recorded(findings), way, len(box.calls), tool_turns)
     # Silent, and outside the model's count: the trace and the budget show what the model did.
     scan_ctx = dataclasses.replace(ctx, max_tool_calls=_SCAN_CALLS)
     scan_box = ToolBox(scan_ctx, lambda _: None, box.subtask, list(subtask.knowledge))
     scanned, scan_summary = offline.scan(subtask, scan_box, chinese=chinese)
     if not re.search(r"\w", summary.replace("```json", "")):  # a summary of a bare fence
         summary = scan_summary
-    return Driven(dataflow.merge(findings, scanned), summary, way, len(box.calls))
+    merged = dataflow.merge(findings, scanned)
+    return Driven(merged, summary, way, len(box.calls), tool_turns)
 
 
 def execute_structured(
@@ -150,18 +157,16 @@ def execute_structured(
     return findings, ""
 
 
-def _tool_turns(ctx: TaskContext) -> bool | None:
-    """Whether the chat model's tool-calling turns hold calls: what this run has seen, else what
-    the endpoint's probed capabilities say (`LLMClient.capabilities()`), else None (try)."""
-    if ctx.tool_turns is None:
-        probe = getattr(ctx.chat, "capabilities", None)
-        try:
-            found = probe() if callable(probe) else probe
-        except LLMError:
-            found = None  # a probe that failed says nothing about what the model can do
-        value = getattr(found, "tool_calls", None)
-        ctx.tool_turns = value if isinstance(value, bool) else None
-    return ctx.tool_turns
+def _probed_tool_turns(chat: object) -> bool | None:
+    """Whether the chat model's tool-calling turns hold calls, as the endpoint's probed
+    capabilities say (`LLMClient.capabilities()`), else None (try)."""
+    probe = getattr(chat, "capabilities", None)
+    try:
+        found = probe() if callable(probe) else probe
+    except LLMError:
+        found = None  # a probe that failed says nothing about what the model can do
+    value = getattr(found, "tool_calls", None)
+    return value if isinstance(value, bool) else None
 
 
 def _arguments(turn: ToolTurn, subtask: Subtask) -> dict[str, Any]:
