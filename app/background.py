@@ -37,4 +37,4 @@ def stage_text(stage: str, step: int = 0, steps: int = 0, message: str = "") -> 
 def stage_now(stage: str, step: int = 0, steps: int = 0) -> str:
     """What a running build is doing, for its progress bar."""
     template = T.STAGE_NOW.get(stage, stage)
-    return template.format(step=step, steps=steps)
+    return str(template.format(step=step, steps=steps))

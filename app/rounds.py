@@ -208,8 +208,11 @@ class RoundsView:
     def _open(self, n: int) -> DeltaGenerator:
         self.close()
         self._round = n
-        self._status = self._parent.status(T.ROUND_RUNNING.format(n=n), expanded=self._live)
-        return self._status
+        status: DeltaGenerator = self._parent.status(
+            T.ROUND_RUNNING.format(n=n), expanded=self._live
+        )
+        self._status = status
+        return status
 
     def _current(self, n: int) -> DeltaGenerator:
         return self._status if self._status is not None and self._round == n else self._open(n)

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 # gRPC's C core (under pymilvus and Milvus Lite's server) writes its own log lines to stderr,
 # e.g. an epoll error as a process exits: noise beside the command's one-sentence errors. Set
@@ -26,6 +26,9 @@ from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_l
 from ..core.search import STRATEGIES, parse_strategies
 from ..core.trace import AskEvent, EventSink, TraceEvent, is_search
 from . import mcp_server, serve  # noqa: E402
+
+if TYPE_CHECKING:
+    from ..core.service import KnowledgeService
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             close_verbose_log(shown)
 
 
-def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
+def _service(settings: Settings) -> KnowledgeService:  # imported lazily: `--help` stays fast
     from ..core.service import KnowledgeService
 
     return KnowledgeService(settings)
@@ -212,7 +215,7 @@ def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
 
 def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "name": row.kb.name,
                 "mode": row.kb.mode,

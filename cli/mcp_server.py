@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..core.config import Settings
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 __all__ = ["HANDLERS", "add_parsers", "build_server"]
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp = sub.add_parser("mcp", help="serve the knowledge bases to MCP clients over stdio")
     mcp.add_argument(
         "--user",
@@ -54,7 +55,7 @@ def build_server(service: Any) -> Any:
         ),
     )
 
-    def guarded(tool: str, work: Any) -> Any:
+    def guarded(tool: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
             return work()
         except ZhixingError as exc:

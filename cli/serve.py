@@ -14,10 +14,14 @@ import sys
 import tomllib
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.auth import MIN_PASSWORD, ROLES, is_loopback
 from ..core.config import Settings
 from ..core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..core.service import KnowledgeService
 
 __all__ = ["HANDLERS", "add_parsers", "auth_configured"]
 
@@ -25,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app" / "main.py"
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     user = sub.add_parser("user", help="add, list or remove the users of the login gate")
     user_sub = user.add_subparsers(dest="user_command", required=True, metavar="ACTION")
     add = user_sub.add_parser("add", help="add a user, or change one's role and password")
@@ -96,7 +100,7 @@ def _secrets_files() -> list[Path]:
     return [Path.home() / ".streamlit" / "secrets.toml", ROOT / ".streamlit" / "secrets.toml"]
 
 
-def _service(settings: Settings):  # noqa: ANN202 - imported lazily: `--help` stays fast
+def _service(settings: Settings) -> KnowledgeService:  # imported lazily: `--help` stays fast
     from ..core.service import KnowledgeService
 
     return KnowledgeService(settings)

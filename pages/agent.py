@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from zhixing.app.rounds import RoundsView, render_answer
 from zhixing.app.services import session_service
@@ -70,7 +71,7 @@ def show_turn(turn: Turn) -> None:
             render_answer(turn.answer)
 
 
-def conversation_picker(service: KnowledgeService, column) -> str | None:
+def conversation_picker(service: KnowledgeService, column: DeltaGenerator) -> str | None:
     """The user's conversations; the one picked (the latest on a fresh session), or None."""
     mine = guarded(service.conversations.all) or []
     ids = [c.id for c in mine]
@@ -79,16 +80,18 @@ def conversation_picker(service: KnowledgeService, column) -> str | None:
     if not mine:
         return None
     by_id = {c.id: c for c in mine}
-    return column.selectbox(
+    picked: str | None = column.selectbox(
         T.CONVERSATION_LABEL, ids, format_func=lambda i: _label(by_id[i]), key=CURRENT
     )
+    return picked
 
 
 def _label(c: Conversation) -> str:
     when = time.strftime("%m-%d %H:%M", time.localtime(c.updated_at))
-    return T.CONVERSATION_OPTION.format(
+    text = T.CONVERSATION_OPTION.format(
         title=c.title or T.CONVERSATION_UNTITLED, turns=c.turns, when=when
     )
+    return str(text)
 
 
 def start_conversation() -> None:

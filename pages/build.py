@@ -76,10 +76,10 @@ def mode_captions(files: Any) -> list[str]:
 
 def duration_text(seconds: float) -> str:
     if seconds < 90:
-        return T.SECONDS.format(n=max(1, round(seconds)))
+        return str(T.SECONDS.format(n=max(1, round(seconds))))
     if seconds < 5400:
-        return T.MINUTES.format(n=round(seconds / 60))
-    return T.HOURS.format(n=f"{seconds / 3600:.1f}")
+        return str(T.MINUTES.format(n=round(seconds / 60)))
+    return str(T.HOURS.format(n=f"{seconds / 3600:.1f}"))
 
 
 # The breakdown's wording; it belongs with the others in app/strings/build.py.
@@ -93,7 +93,7 @@ def cost_text(cost: BuildEstimate | None) -> str:
     """One mode's estimate: calls and tokens, in graph mode the calls per role, and the
     embedding time where the embedder's speed is known."""
     if cost is None:
-        return T.MODE_OFFLINE_COST
+        return str(T.MODE_OFFLINE_COST)
     embedding = cost.embedding
     took = (
         T.EMBEDDING_COST.format(
@@ -121,7 +121,7 @@ def cost_text(cost: BuildEstimate | None) -> str:
             summaries=roles.get("summarize_description", 0),
             basis=ROLES_BASIS.get(llm.basis, ""),
         )
-    return text + took
+    return str(text + took)
 
 
 def create_form() -> None:
@@ -185,7 +185,7 @@ def job_header(view: JobView) -> str:
         "failed": T.STATE_FAILED,
         "cancelled": T.STATE_CANCELLED,
     }[view.state]
-    return T.JOB_LABEL.format(kb=view.kb, files=len(view.files), state=state)
+    return str(T.JOB_LABEL.format(kb=view.kb, files=len(view.files), state=state))
 
 
 @st.fragment(run_every=1.0)

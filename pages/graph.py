@@ -45,7 +45,7 @@ def example(service: KnowledgeService, name: str, entities: int, relations: int)
         cached = (key, view.nodes[0].name if view.nodes else "")
         st.session_state["graph-example"] = cached
     top = cached[1]
-    return T.SEARCH_PLACEHOLDER.format(example=top) if top else T.SEARCH_PLACEHOLDER_PLAIN
+    return str(T.SEARCH_PLACEHOLDER.format(example=top) if top else T.SEARCH_PLACEHOLDER_PLAIN)
 
 
 def downloads(service: KnowledgeService, name: str) -> None:

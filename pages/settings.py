@@ -13,6 +13,7 @@ from zhixing.app.users import users_section
 from zhixing.app.widgets import show_error
 from zhixing.core.config import STRUCTURED_OUTPUT, Settings, load_saved
 from zhixing.core.errors import ZhixingError
+from zhixing.core.service import Found
 
 service = session_service()
 service.authorize("admin")  # the page is listed for admins only; core refuses anyone else
@@ -31,7 +32,7 @@ elif saved_now == "pending":
     st.info(T.SAVED_PENDING)
 
 
-def _found(found) -> str:  # noqa: ANN001 - a check_endpoint finding (core/llm/check.Found)
+def _found(found: Found) -> str:
     """What the connection test found a model's endpoint can do, in the session's language."""
     caps = found.capabilities
 
@@ -43,9 +44,10 @@ def _found(found) -> str:  # noqa: ANN001 - a check_endpoint finding (core/llm/c
     names = ("json_schema", "json_object", "tool_calls", "streaming")
     slots = T.SLOTS.format(n=caps.slots) if caps.slots else T.SLOTS_UNKNOWN
     method = (T.METHOD_AUTO if found.chosen else T.METHOD_SET).format(method=found.method)
-    return T.FOUND.format(
+    text = T.FOUND.format(
         model=found.model, slots=slots, method=method, **{n: mark(n) for n in names}
     )
+    return str(text)
 
 
 def _env_note(name: str) -> None:

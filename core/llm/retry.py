@@ -157,7 +157,7 @@ class RetryPolicy:
         if asked is not None:
             return min(asked, _MAX_RETRY_AFTER_S)
         # Jitter spreads out the workers of a pool that all hit the same 429 or 503 at once.
-        return self.backoff_s * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
+        return float(self.backoff_s * 2 ** (attempt - 1) * random.uniform(1.0, 1.25))
 
 
 def is_transient(exc: BaseException) -> bool:

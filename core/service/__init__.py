@@ -26,6 +26,7 @@ from ..config import Settings
 from ..embed import Embedder, make_embedder
 from ..errors import BuildBusyError
 from ..home import owner_only_umask
+from ..llm.check import Found
 from ..llm.protocol import LLM
 from ..logs import debug_log
 from ..search import STRATEGIES
@@ -52,6 +53,7 @@ __all__ = [
     "BuildJobs",
     "BuildReport",
     "Embedder",
+    "Found",
     "GraphFormat",
     "JobView",
     "KnowledgeService",
