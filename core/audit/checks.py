@@ -4,18 +4,17 @@ Algorithm names are judged when they fold to a constant. A name read from config
 an in-code default (``props.getProperty("alg", "MD5")``) is judged by that default: it is what
 runs whenever the setting is absent, and the engine cannot see deployment files. An algorithm
 the engine cannot fold at all is not reported (no guess either way).
+
+Pure judgements: :func:`check_call` says what a call means as a :class:`CallRule`, and the
+interpreter records it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from . import java_api as api
-from .java import Node, col_of, line_of
-from .values import Val, deep
-
-if TYPE_CHECKING:
-    from .calls import CallsMixin
+from .values import RANDOM, Origin, Val, deep
 
 _ALG_FACTORIES = frozenset({"MessageDigest", "Cipher", "KeyGenerator", "SecretKeyFactory"})
 _RANDOM_STATICS = {
@@ -28,57 +27,91 @@ _RANDOM_STATICS = {
     ("RandomUtils", "nextInt"),
     ("RandomUtils", "nextLong"),
 }
+_WEAK_DIGEST_GETTERS = frozenset({"getMd5Digest", "getMd2Digest", "getSha1Digest", "getShaDigest"})
 
 
-def random_value(run: CallsMixin, n: Node) -> Val:
-    """A predictable random value; in "any" mode its creation is itself a finding."""
-    if run.an.weak_random == "any":
-        run.an.report(run.fidx, n, 330, None, None)
-    return Val(frozenset({("R", run.fidx, line_of(n))}), typ="Random")
+class Report(NamedTuple):
+    """A finding at the call itself."""
+
+    cwe: int
+    origin: Origin | None = None  # a random value in a cookie; None: the call is the weakness
+    note: str = ""
+
+
+class CallRule(NamedTuple):
+    """What a call with a rule of its own means."""
+
+    value: Val | None  # the call's value; None lets the generic handling of the call go on
+    reports: tuple[Report, ...] = ()
+    params: tuple[int, ...] = ()  # parameters that reach a CWE-330 sink here: summary facts
 
 
 def check_call(
-    run: CallsMixin,
-    n: Node,
     name: str,
     static_cls: str | None,
     rtype: str | None,
-    recv: Val | None,
     args: list[Val],
-) -> Val | None:
-    """Handle calls with a rule of their own; None lets the generic handling go on."""
+    random: Origin,
+    weak_random: str,
+) -> CallRule | None:
+    """The rule of a call ``name`` (on class ``static_cls`` or a receiver of type ``rtype``);
+    None for a call without one. ``random`` is the origin of a random value the call makes;
+    ``weak_random`` the run's mode ("flow" or "any")."""
     owner = static_cls or rtype
     if name == "getInstance" and owner in _ALG_FACTORIES:
         alg = args[0].const if args else None
-        if isinstance(alg, str):
-            weak = (
-                api.weak_digest(alg)
-                if owner == "MessageDigest"
-                else api.weak_cipher(alg, cipher=owner == "Cipher")
-            )
-            if weak:
-                cwe = 328 if owner == "MessageDigest" else 327
-                run.an.report(run.fidx, n, cwe, None, None, note=f"algorithm {alg!r}")
-        return Val(typ=owner)
+        cwe = weak_algorithm(owner, alg)
+        reports = (Report(cwe, note=f"algorithm {alg!r}"),) if cwe is not None else ()
+        return CallRule(Val(typ=owner), reports)
     if owner == "DigestUtils" and (
-        api.WEAK_DIGEST_UTILS.match(name)
-        or name in ("getMd5Digest", "getMd2Digest", "getSha1Digest", "getShaDigest")
+        api.WEAK_DIGEST_UTILS.match(name) or name in _WEAK_DIGEST_GETTERS
     ):
-        run.an.report(run.fidx, n, 328, None, None, note=f"DigestUtils.{name}")
-        return None
+        return CallRule(None, (Report(328, note=f"DigestUtils.{name}"),))
     if static_cls is not None and (static_cls, name) in _RANDOM_STATICS:
-        return random_value(run, n)
+        return random_value(random, weak_random)
     if name == "addCookie" and args:
-        cookie = args[0]
-        if cookie.secure is not True:
-            run.an.report(run.fidx, n, 614, None, None, note="cookie added without setSecure(true)")
-        if run.an.weak_random == "flow":
-            for o in deep(cookie).origins:
-                if o[0] == "R":
-                    run.an.report(run.fidx, n, 330, o, None)
-                elif o[0] == "P":
-                    run.param_sinks.add((o[2], 330, run.fidx, line_of(n), col_of(n)))
-        return None
+        return _cookie(args[0], weak_random)
     if name == "getProperty" and len(args) == 2 and isinstance(args[1].const, str):
-        return Val(const=args[1].const, typ="String")
+        # props.getProperty("alg", "MD5"): the in-code default runs whenever the setting is absent.
+        return CallRule(Val(const=args[1].const, typ="String"))
     return None
+
+
+def sink_cwes(cwe: int, weak_random: str) -> tuple[int, ...]:
+    """The CWEs a ``cwe`` sink reports: its own and, in "flow" mode, CWE-330 for a predictable
+    random value that reaches the session or the response."""
+    if weak_random == "flow" and cwe in api.RANDOM_SINK_CWES:
+        return (cwe, 330)
+    return (cwe,)
+
+
+def random_value(origin: Origin, weak_random: str) -> CallRule:
+    """A predictable random value; in "any" mode its creation is itself a finding."""
+    reports = (Report(330),) if weak_random == "any" else ()
+    return CallRule(Val(frozenset({origin}), typ="Random"), reports)
+
+
+def weak_algorithm(owner: str | None, alg: object) -> int | None:
+    """The CWE (328 weak hash, 327 weak cipher) when factory ``owner`` is given a weak
+    algorithm name ``alg`` (a folded constant); None when it is not, or is unknown."""
+    if not isinstance(alg, str):
+        return None
+    if owner == "MessageDigest":
+        return 328 if api.weak_digest(alg) else None
+    return 327 if api.weak_cipher(alg, cipher=owner == "Cipher") else None
+
+
+def _cookie(cookie: Val, weak_random: str) -> CallRule:
+    """``addCookie(c)``: a finding without ``setSecure(true)``; in "flow" mode a predictable
+    random value in the cookie is one too, and a parameter in it a summary fact."""
+    reports: list[Report] = []
+    params: list[int] = []
+    if cookie.secure is not True:
+        reports.append(Report(614, note="cookie added without setSecure(true)"))
+    if weak_random == "flow":
+        for o in deep(cookie).origins:
+            if o.kind == RANDOM:
+                reports.append(Report(330, o))
+            elif o.is_param:
+                params.append(o.position)
+    return CallRule(None, tuple(reports), tuple(params))

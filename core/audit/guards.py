@@ -13,14 +13,11 @@ before the value is decoded, so a path checked only that way is still reported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .java import Node, child, children, text
-
-if TYPE_CHECKING:
-    from .calls import CallsMixin
-    from .statements import Env
+from .values import Env, Val
 
 NORMALIZERS = frozenset({"normalize", "toRealPath", "getCanonicalPath", "getCanonicalFile"})
 # Conversions that keep a normalised path normalised (and may sit before the normaliser).
@@ -88,15 +85,18 @@ def path_checks(cond: Node | None) -> tuple[list[tuple[str, Node]], list[tuple[s
     return [], []
 
 
-def confine(run: CallsMixin, facts: list[tuple[str, Node]], env: Env) -> Env:
-    """``env`` with each normalised path proven under a trusted base marked clean for CWE-22."""
+def confine(facts: list[tuple[str, Node]], env: Env, read_field: Callable[[str], Val]) -> Env:
+    """``env`` with each normalised path proven under a trusted base marked clean for CWE-22.
+
+    ``read_field`` gives the value of a base that is not a local variable; it is called only
+    for a base that matters, since reading a field may evaluate its initialiser."""
     for var, base in facts:
         v = env.get(var)
         if v is None or not v.norm or not v.origins:
             continue
         if base.type == "identifier":
-            b = env[text(base)] if text(base) in env else run.read_field(text(base))
-            if any(o[0] != "P" for o in b.origins):
+            b = env[text(base)] if text(base) in env else read_field(text(base))
+            if any(not o.is_param for o in b.origins):
                 continue  # a base the attacker picks proves nothing
         env[var] = replace(v, safe=v.safe | {_PATH_CWE})
     return env

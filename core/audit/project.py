@@ -1,17 +1,21 @@
 """The project index: every class of the audited tree, its fields, methods and supertypes.
 
 The interprocedural pass resolves calls through this index: by enclosing class, by a
-receiver's static type (including implementations of an interface) or by a static class name.
+receiver's static type (including implementations of an interface) or by a static class name;
+names through :meth:`ClassInfo.field_owner` and :func:`named_class`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 
 from .java import Node, Tree, child, children, text
+from .values import Val
 
 _GENERIC = re.compile(r"<.*>", re.S)
+_QUALIFIED = re.compile(r"^[a-z_$][\w$]*(\.[a-z_$][\w$]*)*\.([A-Z][\w$]*)$")
 
 
 def simple_type(type_text: str) -> str:
@@ -51,6 +55,15 @@ class ClassInfo:
     fields: dict[str, str] = field(default_factory=dict)  # name -> simple type
     field_inits: dict[str, Node] = field(default_factory=dict)
     methods: dict[str, list[MethodInfo]] = field(default_factory=dict)
+
+    def field_owner(self, name: str) -> ClassInfo | None:
+        """The class whose field ``name`` is: this one or the nearest enclosing one."""
+        c: ClassInfo | None = self
+        while c is not None:
+            if name in c.fields:
+                return c
+            c = c.outer
+        return None
 
 
 @dataclass
@@ -148,6 +161,34 @@ class Project:
                 return local
         return found
 
+    def methods(self) -> Iterator[MethodInfo]:
+        """Every method and constructor, class by class in the order they were indexed."""
+        for classes in self.by_name.values():
+            for c in classes:
+                for ms in c.methods.values():
+                    yield from ms
+
+    def enclosing_methods(self, cls: ClassInfo, name: str, arity: int) -> list[MethodInfo]:
+        """What an unqualified call ``name(...)`` inside ``cls`` may run: the methods of ``cls``
+        (its own first, then its subtypes') or, failing that, of the nearest enclosing class."""
+        c: ClassInfo | None = cls
+        while c is not None:
+            found = find_methods(self.with_subtypes(c.name, c), name, arity)
+            found = [f for f in found if f.cls is c] or found
+            if found:
+                return found
+            c = c.outer
+        return []
+
+    def methods_of(
+        self, typ: str | None, near: ClassInfo, name: str, arity: int
+    ) -> list[MethodInfo]:
+        """What ``x.name(...)`` may run when ``x`` has type ``typ``: the methods of that
+        project type and of its subtypes; none for a type the project does not declare."""
+        if not typ or typ not in self.by_name:
+            return []
+        return find_methods(self.with_subtypes(typ, near), name, arity)
+
     def with_subtypes(self, name: str, near: ClassInfo | None) -> list[ClassInfo]:
         out: list[ClassInfo] = []
         seen: set[str] = set()
@@ -160,6 +201,38 @@ class Project:
             out.extend(self.classes(n, near))
             todo.extend(self.subtypes.get(n, ()))
         return out
+
+
+def named_class(n: Node, cls: ClassInfo, local_names: Container[str]) -> str | None:
+    """The simple class name when ``n``, inside ``cls``, names a class (``Math``,
+    ``java.net.URLDecoder``) rather than a local variable (one of ``local_names``) or a field."""
+    if n.type == "identifier":
+        name = text(n)
+        if name in local_names or cls.field_owner(name) is not None:
+            return None
+        return name if name[:1].isupper() else None
+    if n.type in ("field_access", "scoped_identifier"):
+        m = _QUALIFIED.match("".join(text(n).split()))
+        if m and m.group(0).split(".")[0] not in local_names:
+            return m.group(2)
+    return None
+
+
+def best_overloads(cands: list[MethodInfo], args: list[Val]) -> list[MethodInfo]:
+    """Among overloads of one arity, keep those whose parameter types match the most known
+    argument types (the engine has no classpath, so this is a ranking, not Java's rules)."""
+    if len(cands) < 2:
+        return cands
+
+    def score(m: MethodInfo) -> int:
+        return sum(
+            1
+            for (_, ptype, _), a in zip(m.params, args, strict=False)
+            if a.typ is not None and a.typ == ptype
+        )
+
+    best = max(score(m) for m in cands)
+    return [m for m in cands if score(m) == best]
 
 
 def find_methods(classes: list[ClassInfo], name: str, arity: int) -> list[MethodInfo]:

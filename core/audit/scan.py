@@ -1,26 +1,31 @@
-"""The whole-project pass: parse every file, index its classes, interpret every method once
-(memoised summaries make callees run first) and collect findings."""
+"""The state of one audit run: the project index, method summaries, field values and findings.
+
+:class:`Analyzer` is what every :class:`.interpreter.MethodRun` of a run shares. It decides how
+a finding is recorded (confidence, trace, which of two findings at one place wins) but
+interprets nothing itself, so the interpreter depends on it and not the other way round.
+``load_file`` reads and parses one source file.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from .java import Node, child, children, col_of, line_of, parse
 from .model import AuditFinding, AuditRule, TraceStep
-from .project import MethodInfo, Project, SourceFile
+from .project import ClassInfo, MethodInfo, Project, SourceFile
 from .rules import RULE_FOR_CWE, STRUCTURAL_RULE_FOR_CWE, STRUCTURAL_RULE_IDS
-from .statements import MethodRun
-from .values import Origin, Val
+from .summary import Site, Summary
+from .values import CLEAN, RANDOM, REQUEST, Env, Origin, OriginKind, Val, join, without_params
 
-_CONF = {("S", False): "high", ("S", True): "medium", ("R", False): "high", ("R", True): "medium"}
-
-
-@dataclass(frozen=True)
-class Summary:
-    ret: Val
-    # (parameter, cwe, sink file, sink line, sink column)
-    param_sinks: frozenset[tuple[int, int, int, int, int]]
+# Confidence of a taint finding by the kind of its origin and whether it was found through a
+# called method's summary (True) rather than at the sink itself.
+_CONF: dict[tuple[OriginKind, bool], str] = {
+    (REQUEST, False): "high",
+    (REQUEST, True): "medium",
+    (RANDOM, False): "high",
+    (RANDOM, True): "medium",
+}
 
 
 class Analyzer:
@@ -29,29 +34,40 @@ class Analyzer:
     def __init__(self, project: Project, *, weak_random: str = "flow") -> None:
         self.project = project
         self.weak_random = weak_random
+        # MethodInfo.key -> its summary; None while the method is being interpreted.
         self.summaries: dict[tuple[int, int], Summary | None] = {}
         self.fields: dict[tuple[int, int, str], Val] = {}
         self.findings: dict[tuple[int, int, int], AuditFinding] = {}
 
-    def summary(self, m: MethodInfo) -> Summary | None:
-        if m.key in self.summaries:
-            return self.summaries[m.key]
-        self.summaries[m.key] = None  # in progress: a recursive call sees None
-        run = MethodRun(self, m)
-        ret = run.run()
-        s = Summary(ret, frozenset(run.param_sinks))
-        self.summaries[m.key] = s
-        return s
+    def field(self, owner: ClassInfo, name: str, evaluate: Callable[[Node, Env], Val]) -> Val:
+        """Field ``name`` of ``owner``: one value for the whole run, shared by every method. Its
+        initialiser is evaluated (by ``evaluate``, the reading method's run) on the first read;
+        writes join into it."""
+        key = (owner.file_idx, owner.node.start_byte, name)
+        if key not in self.fields:
+            self.fields[key] = Val(typ=owner.fields.get(name))  # guards recursion
+            init = owner.field_inits.get(name)
+            if init is not None:
+                self.fields[key] = evaluate(init, {}).with_type(owner.fields.get(name))
+        return self.fields[key]
 
-    def run_all(self, file_indices: list[int] | None = None) -> None:
-        idx = set(range(len(self.project.files)) if file_indices is None else file_indices)
-        for classes in list(self.project.by_name.values()):
-            for c in classes:
-                if c.file_idx not in idx:
-                    continue
-                for ms in c.methods.values():
-                    for m in ms:
-                        self.summary(m)
+    def static_field(
+        self, cls_name: str, name: str, near: ClassInfo, evaluate: Callable[[Node, Env], Val]
+    ) -> Val:
+        """Field ``name`` of the class ``cls_name`` (``Config.KEY``) as seen from ``near``."""
+        for c in self.project.classes(cls_name, near):
+            if name in c.fields:
+                return self.field(c, name, evaluate)
+        return CLEAN
+
+    def write_field(
+        self, owner: ClassInfo, name: str, v: Val, evaluate: Callable[[Node, Env], Val]
+    ) -> None:
+        """Field ``name`` of ``owner`` may now hold ``v`` too, less its parameter origins: a
+        field outlives the call."""
+        old = self.field(owner, name, evaluate)
+        key = (owner.file_idx, owner.node.start_byte, name)
+        self.fields[key] = join(old, without_params(v)).with_type(owner.fields.get(name))
 
     def report(
         self,
@@ -59,31 +75,33 @@ class Analyzer:
         node: Node,
         cwe: int,
         origin: Origin | None,
-        via: tuple[int, int, int] | None,
+        via: Site | None,
         note: str = "",
     ) -> None:
         """A finding at ``node``; with ``via`` (the sink inside a called method) the same
         finding is also made at that sink, so the line to fix is listed with its entry."""
         line = line_of(node)
-        if not self._open(fidx, line, cwe) and (via is None or not self._open(via[0], via[1], cwe)):
+        if not self._open(fidx, line, cwe) and (
+            via is None or not self._open(via.file, via.line, cwe)
+        ):
             return
         path = self.project.files[fidx].path
         trace: list[TraceStep] = []
         if origin is not None:
-            what = "predictable random value" if origin[0] == "R" else "request data read"
-            trace.append(TraceStep(self.project.files[origin[1]].path, origin[2], what))
+            what = "predictable random value" if origin.kind == RANDOM else "request data read"
+            trace.append(TraceStep(self.project.files[origin.file].path, origin.line, what))
         if via is not None:
             trace.append(TraceStep(path, line, "passed to a method"))
-            trace.append(TraceStep(self.project.files[via[0]].path, via[1], "sink"))
+            trace.append(TraceStep(self.project.files[via.file].path, via.line, "sink"))
         else:
             trace.append(TraceStep(path, line, note or "sink"))
-        conf = "high" if origin is None else _CONF.get((origin[0], via is not None), "medium")
+        conf = "high" if origin is None else _CONF.get((origin.kind, via is not None), "medium")
         if origin is None and note.startswith("algorithm") and not _literal_arg(node):
             conf = "medium"
         rule = RULE_FOR_CWE[cwe]
         self._put(fidx, line, col_of(node), cwe, rule, conf, trace)
         if via is not None and origin is not None:
-            self._put(via[0], via[1], via[2], cwe, rule, conf, trace)
+            self._put(via.file, via.line, via.column, cwe, rule, conf, trace)
 
     def report_built(
         self,
@@ -92,7 +110,7 @@ class Analyzer:
         cwe: int,
         m: MethodInfo,
         param: int,
-        via: tuple[int, int, int] | None,
+        via: Site | None,
     ) -> None:
         """The structural tier: query text assembled from parameter ``param`` of ``m``."""
         line = line_of(node)
@@ -104,7 +122,7 @@ class Analyzer:
         trace = [TraceStep(path, _param_line(m, param), f"parameter '{pname}' of {what}")]
         if via is not None:
             trace.append(TraceStep(path, line, "assembled into a query passed to a method"))
-            trace.append(TraceStep(self.project.files[via[0]].path, via[1], "sink"))
+            trace.append(TraceStep(self.project.files[via.file].path, via.line, "sink"))
         else:
             trace.append(TraceStep(path, line, "query assembled from it reaches the sink"))
         rule = STRUCTURAL_RULE_FOR_CWE[cwe]
@@ -155,5 +173,6 @@ def _literal_arg(node: Node) -> bool:
 
 
 def load_file(root: Path, path: Path) -> SourceFile:
+    """Read and parse one Java file; its path is kept relative to ``root``."""
     data = path.read_bytes()
     return SourceFile(path.relative_to(root).as_posix(), data, parse(data), data.split(b"\n"))

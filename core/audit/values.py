@@ -1,21 +1,66 @@
 """Abstract values of the data-flow engine: taint origins, per-CWE sanitisation, constants.
 
-An origin is a small tuple ``(kind, file, n)``: kind "S" request data read at line n; "R" a
-predictable random value made at line n; "P" (file -1) the method's n-th parameter (used while
-building a method summary). A value may also carry a folded constant, precise container
-contents (list elements / map entries under constant keys) and a static type name, which of
-its origins were assembled into text (concatenation, ``String.format``, a StringBuilder) and
-whether it is a normalised path.
+An :class:`Origin` says where tainted data came from: request data read at a line, a
+predictable random value made at a line, or a parameter of the method being summarised. A value
+may also carry a folded constant, precise container contents (list elements / map entries under
+constant keys) and a static type name, which of its origins were assembled into text
+(concatenation, ``String.format``, a StringBuilder) and whether it is a normalised path. An
+:data:`Env` maps a method's local variables to their values at one point of its body.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal, NamedTuple
 
-Origin = tuple[str, int, int]  # (kind, file index or -1, line or parameter index)
-INJECTION_KINDS = frozenset({"S"})
-RANDOM_KINDS = frozenset({"R"})
-_MISSING = object()
+OriginKind = Literal["S", "R", "P"]
+REQUEST: OriginKind = "S"  # request data read at a line
+RANDOM: OriginKind = "R"  # a predictable random value made at a line
+PARAM: OriginKind = "P"  # the n-th parameter of the method being summarised
+
+
+class Origin(NamedTuple):
+    """Where tainted data came from.
+
+    A NamedTuple rather than a dataclass: origins are hashed into a frozenset at every merge,
+    where a tuple's C hash is the cheapest. It also hashes and compares like the plain tuple
+    it replaced, so a set of origins iterates in the order it did (the first origin met at a
+    sink is the one its finding's trace names)."""
+
+    kind: OriginKind
+    file: int  # index into the project's files; -1 for a parameter
+    at: int  # the line for REQUEST and RANDOM, the parameter's position for PARAM
+
+    @classmethod
+    def request(cls, file: int, line: int) -> Origin:
+        return cls(REQUEST, file, line)
+
+    @classmethod
+    def random(cls, file: int, line: int) -> Origin:
+        return cls(RANDOM, file, line)
+
+    @classmethod
+    def param(cls, position: int) -> Origin:
+        return cls(PARAM, -1, position)
+
+    @property
+    def is_param(self) -> bool:
+        return self.kind == PARAM
+
+    @property
+    def line(self) -> int:
+        """The line where request data was read or a random value made (REQUEST, RANDOM)."""
+        return self.at
+
+    @property
+    def position(self) -> int:
+        """The parameter's position, from 0 (PARAM)."""
+        return self.at
+
+
+INJECTION_KINDS: frozenset[OriginKind] = frozenset({REQUEST})
+RANDOM_KINDS: frozenset[OriginKind] = frozenset({RANDOM})
+MISSING = object()
 MARKER_TYPES = frozenset({"ResponseWriter"})  # the response's writer or output stream
 
 
@@ -43,11 +88,12 @@ class Val:
             return self
         return replace(self, typ=typ)
 
-    def kinds(self) -> frozenset[str]:
-        return frozenset(o[0] for o in self.origins)
+    def kinds(self) -> frozenset[OriginKind]:
+        return frozenset(o.kind for o in self.origins)
 
 
 CLEAN = Val()
+Env = dict[str, Val]
 
 
 def const(value: object, typ: str | None = None) -> Val:
@@ -106,27 +152,48 @@ def sanitize(v: Val, cwes: frozenset[int]) -> Val:
     return replace(v, safe=v.safe | cwes) if v.origins else v
 
 
-def reaching(v: Val, cwe: int, kinds: frozenset[str]) -> frozenset[Origin]:
+def kinds_for(cwe: int) -> frozenset[OriginKind]:
+    """The origins a sink of ``cwe`` reports: random values for CWE-330, else request data."""
+    return RANDOM_KINDS if cwe == 330 else INJECTION_KINDS
+
+
+def reaching(v: Val, cwe: int) -> frozenset[Origin]:
     """Origins of ``v`` (containers included) that matter for a sink of ``cwe``."""
     d = deep(v)
     if cwe in d.safe:
         return frozenset()
-    return frozenset(o for o in d.origins if o[0] in kinds or o[0] == "P")
+    kinds = kinds_for(cwe)
+    return frozenset(o for o in d.origins if o.kind in kinds or o.is_param)
 
 
 def without_params(v: Val) -> Val:
     """``v`` without parameter origins: what a field keeps, since a field outlives the call."""
-    if not any(o[0] == "P" for o in deep(v).origins):
+    if not any(o.is_param for o in deep(v).origins):
         return v
     d = deep(v)
-    keep = frozenset(o for o in d.origins if o[0] != "P")
+    keep = frozenset(o for o in d.origins if not o.is_param)
     return replace(d, origins=keep, built=d.built & keep, safe=d.safe if keep else frozenset())
 
 
 def get_entry(v: Val, key: object) -> Val | object:
+    """The map entry of ``v`` under ``key``; CLEAN when absent, MISSING when ``v`` is no
+    precise map."""
     if v.entries is None:
-        return _MISSING
+        return MISSING
     for k, e in v.entries:
         if k == key:
             return e
     return CLEAN
+
+
+def join_envs(envs: list[Env | None]) -> Env | None:
+    """Merge the environments of the paths that meet here; None stands for a path that ended
+    (return, throw, break)."""
+    live = [e for e in envs if e is not None]
+    if not live:
+        return None
+    out = dict(live[0])
+    for e in live[1:]:
+        for k in set(out) | set(e):
+            out[k] = join(out.get(k, CLEAN), e.get(k, CLEAN))
+    return out

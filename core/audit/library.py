@@ -1,0 +1,233 @@
+"""What a call into the Java library does to values: sources, sinks, sanitisers, containers,
+builders, beans, numeric conversion and String methods on constants.
+
+Pure functions over values the interpreter has evaluated; the knowledge itself (which names are
+sources, sinks, sanitisers) is data in :mod:`.java_api`. A call that changes its receiver (a
+list's ``add``, a builder's ``append``) returns the receiver's new value for the interpreter to
+store, rather than writing into the environment itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple
+
+from . import fold, guards
+from . import java_api as api
+from .java import Node, child, text
+from .values import CLEAN, MISSING, Env, Val, assembled, deep, get_entry, mix, sanitize
+
+# Calls that hand back the receiver itself after changing it (``sb.append(x)`` is ``sb``).
+_RETURNS_RECEIVER = frozenset({"append", "insert", "replace", "reverse"})
+
+
+class _Outcome(NamedTuple):
+    """A call on a local variable: its result (None: not known here, go on with the generic
+    handling) and the variable's new value (None: unchanged)."""
+
+    result: Val | None
+    receiver: Val | None
+
+
+_NOTHING = _Outcome(None, None)
+
+
+def reads_request(name: str, static_cls: str | None, rtype: str | None) -> bool:
+    """Whether ``recv.name(...)`` reads request data (``request.getParameter("id")``)."""
+    return (
+        name in api.SOURCE_METHODS
+        and static_cls is None
+        and (api.is_request_type(rtype) or (rtype is None and name in api.SOURCE_BY_NAME_ONLY))
+    )
+
+
+def call_sinks(name: str, rtype: str | None, args: list[Val]) -> list[tuple[int, list[Val]]]:
+    """The sinks a call ``name`` on a receiver of type ``rtype`` is: (CWE, the arguments that
+    matter) for each."""
+    return [
+        (s.cwe, args if s.args is None else [args[i] for i in s.args if i < len(args)])
+        for s in api.CALL_SINKS
+        if name in s.methods
+        and (
+            any(rtype and rtype.endswith(t) for t in s.types)
+            or (rtype is None and name in s.name_only)
+        )
+    ]
+
+
+def filled_arguments(name: str, recv: Val | None, arg_nodes: list[Node], env: Env) -> Env:
+    """``in.read(buf)``, ``random.nextBytes(buf)``: the receiver's data lands in the argument.
+    Returns the new values of the local variables passed."""
+    out: Env = {}
+    if name not in api.FILLS_ARGUMENT or recv is None or not deep(recv).origins:
+        return out
+    for a in arg_nodes:
+        if a.type == "identifier" and text(a) in env:
+            old = out.get(text(a), env[text(a)])
+            out[text(a)] = mix([deep(old), deep(recv)], old.typ)
+    return out
+
+
+def _known_result(
+    name: str, static_cls: str | None, rtype: str | None, args: list[Val]
+) -> Val | None:
+    """The result of a response stream, a sanitiser or a numeric parser; None for others."""
+    if name in api.RESPONSE_STREAMS and (rtype is None or "Response" in rtype):
+        return Val(typ="ResponseWriter")
+    if name in api.SANITIZERS and (
+        name not in ("getName", "getBaseName") or static_cls in api.FILENAME_UTILS
+    ):
+        return sanitize(mix([deep(a) for a in args]), api.SANITIZERS[name])
+    if name in api.NUMERIC_PARSERS or (name == "valueOf" and static_cls in api.NUMERIC_TYPES):
+        return CLEAN
+    return None
+
+
+def call_result(
+    name: str,
+    static_cls: str | None,
+    rtype: str | None,
+    objn: Node | None,
+    recv: Val | None,
+    args: list[Val],
+    env: Env,
+) -> tuple[Val, Env]:
+    """The value of a library call once its sinks have fired, and the new values of the local
+    variables it changes (a builder it appends to, a list it adds to)."""
+    known = _known_result(name, static_cls, rtype, args)
+    if known is not None:
+        return known, {}
+    changed: Env = {}
+    if name in ("append", "insert") and objn is not None and args:
+        chained = _chained_append(objn, args, env)
+        if chained is not None:
+            changed[chained[0]] = chained[1]
+    if recv is not None and objn is not None and objn.type == "identifier" and text(objn) in env:
+        outcome = _receiver_call(name, recv, args)
+        if outcome.receiver is not None:
+            changed[text(objn)] = outcome.receiver
+        if outcome.result is not None:
+            return outcome.result, changed
+    return _generic_result(name, static_cls, recv, args), changed
+
+
+def _chained_append(objn: Node, args: list[Val], env: Env) -> tuple[str, Val] | None:
+    """``sb.append(a).append(b)``: the later appends land in ``sb`` as well. Returns the builder
+    variable and its new value, or None."""
+    root = objn
+    while root.type == "method_invocation" and text(child(root, "name")) in ("append", "insert"):
+        nxt = child(root, "object")
+        if nxt is None:
+            return None
+        root = nxt
+    if root is objn or root.type != "identifier" or text(root) not in env:
+        return None
+    var = env[text(root)]
+    if var.typ in ("StringBuilder", "StringBuffer") and any(deep(a).origins for a in args):
+        return text(root), assembled(mix([deep(var), *map(deep, args)], var.typ))
+    return None
+
+
+def _receiver_call(name: str, recv: Val, args: list[Val]) -> _Outcome:
+    """Container, builder and cookie operations on a local variable whose value is ``recv``."""
+    a0 = args[0].const if args else None
+    if recv.elems is not None:
+        el = recv.elems
+        if name == "add" and len(args) == 1:
+            return _Outcome(Val(const=True), replace(recv, elems=el + (args[0],)))
+        if name == "add" and len(args) == 2 and isinstance(a0, int) and 0 <= a0 <= len(el):
+            return _Outcome(CLEAN, replace(recv, elems=el[:a0] + (args[1],) + el[a0:]))
+        if (
+            name in ("get", "remove")
+            and len(args) == 1
+            and isinstance(a0, int)
+            and not isinstance(a0, bool)
+        ):
+            if not 0 <= a0 < len(el):
+                return _Outcome(CLEAN, None)
+            removed = replace(recv, elems=el[:a0] + el[a0 + 1 :]) if name == "remove" else None
+            return _Outcome(el[a0], removed)
+        if name == "set" and len(args) == 2 and isinstance(a0, int) and 0 <= a0 < len(el):
+            return _Outcome(el[a0], replace(recv, elems=el[:a0] + (args[1],) + el[a0 + 1 :]))
+        if name == "clear":
+            return _Outcome(CLEAN, replace(recv, elems=()))
+    if recv.entries is not None:
+        if (
+            name in ("get", "getOrDefault", "remove", "getProperty")
+            and args
+            and isinstance(a0, str)
+        ):
+            got = get_entry(recv, a0)
+            removed = None
+            if name == "remove":
+                removed = replace(recv, entries=tuple((k, v) for k, v in recv.entries if k != a0))
+            if name in ("getOrDefault", "getProperty") and len(args) == 2 and got is MISSING:
+                return _Outcome(args[1], removed)
+            return _Outcome(got if isinstance(got, Val) else CLEAN, removed)
+        if name in ("put", "setProperty", "putIfAbsent") and len(args) == 2 and isinstance(a0, str):
+            rest = tuple((k, v) for k, v in recv.entries if k != a0)
+            return _Outcome(CLEAN, replace(recv, entries=rest + ((a0, args[1]),)))
+    if name == "setSecure" and len(args) == 1:
+        return _Outcome(CLEAN, replace(recv, secure=a0 if isinstance(a0, bool) else None))
+    prop = _bean_property(name, recv, args)
+    if prop is not None:
+        return prop
+    tainted = [a for a in args if deep(a).origins]
+    if tainted and name not in api.NON_PROPAGATING and recv.typ not in api.IMMUTABLE:
+        # A method on a mutable object that takes tainted data taints the object
+        # (StringBuilder.append, List.addAll, Properties.load ...).
+        new = replace(mix([deep(recv), *map(deep, args)], recv.typ), secure=recv.secure)
+        if name in api.TEXT_ASSEMBLY:
+            new = assembled(new)
+        return _Outcome(new if name in _RETURNS_RECEIVER else None, new)
+    return _NOTHING
+
+
+def _bean_property(name: str, recv: Val, args: list[Val]) -> _Outcome | None:
+    """``x.setFoo(v)`` / ``x.getFoo()`` on a plain object: one slot per property, so a
+    tainted path set on a cookie does not make its value tainted."""
+    if recv.elems is not None or recv.typ in api.FRESH_MAPS or recv.typ in api.STRING_LIKE:
+        return None
+    props = recv.entries or ()
+    if any(not k.startswith("#") for k, _ in props):
+        return None  # a real map
+    if name.startswith("set") and len(name) > 3 and len(args) == 1:
+        key = "#" + name[3:]
+        rest = tuple((k, v) for k, v in props if k != key)
+        return _Outcome(CLEAN, replace(recv, entries=rest + ((key, args[0]),)))
+    getter = name[3:] if name.startswith("get") else name[2:] if name.startswith("is") else ""
+    if getter and not args and recv.entries is not None:
+        got = get_entry(recv, "#" + getter)
+        if isinstance(got, Val):
+            return _Outcome(got, None)
+        # The object's own data, not other properties.
+        return _Outcome(Val(recv.origins, recv.safe), None)
+    return None
+
+
+def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: list[Val]) -> Val:
+    """Any other call: a String method on a constant folds, a few methods return nothing the
+    caller passed in, and the rest return what flows into them."""
+    if recv is not None and isinstance(recv.const, str):
+        c = fold.string_method(recv.const, name, [a.const for a in args])
+        if c is not None:
+            return Val(const=c, typ="char" if name == "charAt" else None)
+    if name in api.NON_PROPAGATING:
+        return CLEAN
+    parts = ([deep(recv)] if recv is not None else []) + [deep(a) for a in args]
+    typ = api.STATIC_RESULT_TYPES.get((static_cls, name)) if static_cls else None
+    out = mix(parts, typ or api.RESULT_TYPES.get(name))
+    if name in api.TEXT_ASSEMBLY:
+        return assembled(out)
+    if name in guards.NORMALIZERS or (name in guards.PATH_VIEWS and recv is not None and recv.norm):
+        return replace(out, norm=True)
+    return out
+
+
+def new_object(typ: str, args: list[Val]) -> Val:
+    """``new T(args)`` for a library type: fresh containers start empty and precise."""
+    if typ in api.FRESH_LISTS and not any(a.typ or a.origins for a in args):
+        return Val(elems=(), typ=typ)
+    if typ in api.FRESH_MAPS and not args:
+        return Val(entries=(), typ=typ)
+    return mix([deep(a) for a in args], typ)
