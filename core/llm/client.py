@@ -23,8 +23,9 @@ from ..errors import LLMError, LLMOutputError
 from .batch import run_batch
 from .boundary import Rejections, salvage
 from .cache import LLMCache
-from .capabilities import Capabilities, Prober, choose_method, server_slots
+from .capabilities import Capabilities, choose_method
 from .pace import MIN_TOKENS_PER_S, Pace, batch_tokens
+from .probe import Prober, server_slots
 from .prompts import Prompt, T, estimate_tokens
 from .replies import cut_text, describe, read_output, read_stream, repair_request
 from .retry import (
