@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from zhixing.core.answer import NOT_FOUND_ZH, grounded_answer
+from zhixing.core.answer import grounded_answer
+from zhixing.core.answer_reply import NOT_FOUND_ZH
 from zhixing.core.config import Settings
 from zhixing.core.models import Hit
 from zhixing.core.service import KnowledgeService
