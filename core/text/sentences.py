@@ -1,7 +1,7 @@
 """Whole sentences out of a chunk's text, and what is not one: headings, labels, scope notes.
 
 The one copy of what counts as a sentence for the extractive answer (core/answer.py) and as
-evidence for the offline judge (core/ask/nodes.py), docs/architecture.md §5 and §6:
+evidence for the offline judge (core/ask/judge.py), docs/architecture.md §5 and §6:
 
 - A paragraph is read as one text: a soft line break is not a sentence end, so a sentence
   wrapped over two lines comes out whole. A blank line, a heading, a list item's start, a table
