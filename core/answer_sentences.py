@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .models import Hit
 from .text.question_words import held_terms, is_kind_term
-from .text.sentences import clip, hit_sentences
+from .text.sentence_cuts import clip
+from .text.sentences import hit_sentences
 
 __all__ = ["SENTENCE_CHARS", "Candidate", "candidates", "pick"]
 
