@@ -45,7 +45,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
 from tests.real_llm import RealServer, environment, missing, serve  # noqa: E402
-from zhixing.core.answer import NOT_FOUND_EN, NOT_FOUND_ZH, QUOTES_EN, QUOTES_ZH  # noqa: E402
+from zhixing.core.answer import QUOTES_EN, QUOTES_ZH  # noqa: E402
+from zhixing.core.answer_reply import NOT_FOUND_EN, NOT_FOUND_ZH  # noqa: E402
 from zhixing.core.config import Settings  # noqa: E402
 from zhixing.core.service import KnowledgeService  # noqa: E402
 

@@ -68,7 +68,7 @@ GRID = {
     "dense_floor": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0),
 }
 # `ask` replayed with the votes of the queries other than the question's own added at these
-# weights (core/ask/nodes.py merge ships 0: they only order what the question did not find).
+# weights (core/ask/answering.py merge ships 0: they only order what the question did not find).
 SUPPORT_GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1)
 EVIDENCE_PER_QUERY = 10  # core/ask/configuration.py AgentContext.evidence_per_round
 SHIPPED = FusionParams()  # the constants search uses for the builds' embedding (main sets it)
@@ -257,7 +257,7 @@ def choose_params(sets: list[dict], strategies: tuple[str, ...]) -> tuple[Fusion
 
 def replay_ask(data: dict, support: float) -> list[list[str]]:
     """Each ask's documents, best first, from its recorded rounds, ranked as
-    core/ask/nodes.py `merge` ranks them with the other queries' votes added to the
+    core/ask/answering.py `merge` ranks them with the other queries' votes added to the
     question's own at `support` (0: the question's order, then the others by their votes)."""
     doc, out = data["doc"], []
     for rounds in data["ask"]["rounds"]:

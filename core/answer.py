@@ -6,36 +6,41 @@ use; under it, the sentences the extractive answer quotes and the model's text l
 the hits' own sentences answer), the answer is extractive: the hits' sentences that best cover
 the question's key terms, grouped by aspect, marked in `Answer.note` when a model was set aside.
 Either way, hits that do not contain the answer give exactly `NOT_FOUND_ZH` or `NOT_FOUND_EN`.
+
+Which sentences the extractive answer quotes is core/answer_sentences.py; the role's variables,
+the not-found sentence and the [n] markers numbered as a reply streams, core/answer_reply.py.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .answer_reply import (
+    MARKER,
+    NOT_FOUND_EN,
+    NOT_FOUND_ZH,
+    LiveAnswer,
+    grounded_answer_variables,
+    says_not_found,
+)
+from .answer_sentences import SENTENCE_CHARS, Candidate, candidates, pick
 from .errors import LLMError, LLMOutputError
 from .llm.prompts import GROUNDED_ANSWER
 from .llm.protocol import StreamingLLM
 from .models import Hit
 from .text.language import is_chinese
-from .text.question_words import (
-    held_terms,
-    is_kind_term,
-    question_terms,
-)
+from .text.question_words import question_terms
 from .text.quotes import renumber, unsaid
-from .text.sentences import asks_about_scope, clip, hit_sentences
+from .text.sentences import asks_about_scope
 
 if TYPE_CHECKING:
     from .llm.protocol import LLM
 
 __all__ = [
-    "NOT_FOUND_EN",
-    "NOT_FOUND_ZH",
     "NOTE_MODEL_NOT_FOUND",
     "NOTE_OFFLINE_FOUND",
     "NOTE_UNUSABLE",
@@ -48,8 +53,6 @@ __all__ = [
     "not_found",
 ]
 
-NOT_FOUND_ZH = "未在知识库中找到相关信息"
-NOT_FOUND_EN = "No relevant information was found in the knowledge base."
 # Why an answer with a model is extractive all the same (Answer.note).
 NOTE_MODEL_NOT_FOUND = "extractive: the model found nothing"
 NOTE_UNUSABLE = "extractive: the model's answer was unusable"
@@ -68,11 +71,7 @@ COVERAGE_THRESHOLD = 0.5
 log = logging.getLogger(__name__)
 
 _MAX_ANSWER_CHARS = 8000  # a grounded answer longer than this is not concise, it is a dump
-_SENTENCE_CHARS = 300  # a longer "sentence" (a table row, a run-on list) is cut for display
-_SHORT_CHARS = 16  # sentences shorter than this lose ties: stubs say little
-_HIT_CHARS = 2000  # per hit in the prompt; chunks are bounded already, this is a guard
 
-_MARKER = re.compile(r"\s*\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 _CJK_END = re.compile(r"[\u3000-\u303f\uff00-\uffef\u3400-\u9fff]$")
 
 
@@ -202,106 +201,6 @@ def _with_quotes(answer: Answer, extractive: Answer, question: str) -> Answer:
 # --- extractive answer ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    hit: int  # index into the hits, best first
-    order: int  # position over all hits, for stable tie-breaks
-    text: str
-    terms: frozenset[str]  # the key terms it holds, its section heading's included
-    own: int  # how many of them its own words hold (a heading names a topic, says nothing)
-    span: tuple[int, int]  # where it lies in its hit's text
-    section: str  # the heading it stands under
-
-
-def _sentences(
-    hits: Sequence[Hit], terms: Iterable[str], *, scope_ok: bool = False
-) -> list[_Sentence]:
-    """The hits' whole sentences (core/text/sentences.py) and the key terms each one holds.
-
-    Headings, labels and lead-ins are not sentences; scope notes ("本标准适用于…") are left out
-    unless the question asks about scope. A sentence holds the terms of the heading it stands
-    under as well: under "4 会话管理", "空闲会话在 15 分钟后失效" is about session management.
-    """
-    wanted = tuple(terms)
-    out: list[_Sentence] = []
-    seen: set[str] = set()
-    for index, hit in enumerate(hits):
-        for sentence in hit_sentences(hit, scope_ok=scope_ok):
-            key = " ".join(sentence.text.split())
-            if key in seen:
-                continue  # overlapping chunks repeat sentences: cite the best-ranked one
-            seen.add(key)
-            own = held_terms(wanted, sentence.text)
-            heading = held_terms(wanted, sentence.heading) - {t for t in wanted if is_kind_term(t)}
-            text = clip(sentence.text, _SENTENCE_CHARS)
-            span = (sentence.start, sentence.end)
-            out.append(
-                _Sentence(index, len(out), text, own | heading, len(own), span, sentence.heading)
-            )
-    return out
-
-
-def _pick(
-    candidates: Sequence[_Sentence],
-    core_terms: frozenset[str],
-    extra_terms: frozenset[str],
-    budget: int,
-    fill_to: int,
-    hits_used: list[int],
-    max_hits: int,
-) -> list[_Sentence]:
-    """Greedy set cover of `core_terms` (ties broken by `extra_terms`), then a short fill."""
-    chosen: list[_Sentence] = []
-
-    def allowed(s: _Sentence) -> bool:
-        return s not in chosen and (s.hit in hits_used or len(hits_used) < max_hits)
-
-    def take(s: _Sentence) -> None:
-        chosen.append(s)
-        if s.hit not in hits_used:
-            hits_used.append(s.hit)
-
-    uncovered_core, uncovered_extra = set(core_terms), set(extra_terms)
-    while len(chosen) < budget and uncovered_core:
-        scored = [
-            ((len(s.terms & uncovered_core), len(s.terms & uncovered_extra), *_merit(s)), s)
-            for s in candidates
-            if allowed(s) and s.terms & uncovered_core
-        ]
-        if not scored:
-            break
-        best = max(scored, key=lambda pair: pair[0])[1]
-        take(best)
-        uncovered_core -= best.terms
-        uncovered_extra -= best.terms
-    # Set cover alone can answer with one sentence; add a few more that are about the question,
-    # from the sections already quoted first: the rest of the passage that answers.
-    need = math.ceil(len(core_terms) / 2)
-    sections = {(s.hit, s.section) for s in chosen}
-    ranked = sorted(
-        candidates,
-        key=lambda s: (len(s.terms & core_terms), (s.hit, s.section) in sections, *_merit(s)),
-        reverse=True,
-    )
-    for s in ranked:
-        if len(chosen) >= fill_to:
-            break
-        if (
-            allowed(s)
-            and len(s.terms & core_terms) >= need
-            and (s.own or (s.hit, s.section) in sections)
-        ):
-            take(s)
-    # Read in the documents' order: by hit, then where the sentence stands in it.
-    return sorted(chosen, key=lambda s: (s.hit, s.order))
-
-
-def _merit(s: _Sentence) -> tuple[int, int, int, int, int]:
-    """Tie-breaks between sentences of equal coverage: more terms, more in its own words,
-    not a bare stub, rank."""
-    return len(s.terms), s.own, min(len(s.text), _SHORT_CHARS), -s.hit, -s.order
-
-
 def _extractive_answer(
     question: str, hits: Sequence[Hit], aspects: Sequence[str], max_citations: int
 ) -> Answer:
@@ -311,21 +210,21 @@ def _extractive_answer(
     all_terms = asked_terms.union(*(t for _, t in aspect_terms))
     if not all_terms:
         return not_found(question)
-    sentences = _sentences(hits, all_terms, scope_ok=asks_about_scope(question))
+    sentences = candidates(hits, all_terms, scope_ok=asks_about_scope(question))
     hits_used: list[int] = []
-    groups: list[tuple[str, list[_Sentence]]] = []
+    groups: list[tuple[str, list[Candidate]]] = []
     if aspect_terms:
         budget = max(1, MAX_SENTENCES // len(aspect_terms))
         for aspect, terms in aspect_terms:
             taken = {s for _, group in groups for s in group}
             pool = [s for s in sentences if s not in taken]
-            picked = _pick(
+            picked = pick(
                 pool, terms, asked_terms, budget, min(budget, 3), hits_used, max_citations
             )
             if picked:
                 groups.append((aspect, picked))
     else:
-        picked = _pick(
+        picked = pick(
             sentences, asked_terms, frozenset(), MAX_SENTENCES, 3, hits_used, max_citations
         )
         groups.append(("", picked))
@@ -341,7 +240,7 @@ def _per_aspect(
     question: str,
     hits: Sequence[Hit],
     aspect_terms: Sequence[tuple[str, frozenset[str]]],
-    groups: Sequence[tuple[str, Sequence[_Sentence]]],
+    groups: Sequence[tuple[str, Sequence[Candidate]]],
 ) -> Answer:
     """Apply the not-found rule to each aspect: answer the covered ones, name the others.
 
@@ -382,7 +281,7 @@ def _label(aspect: str) -> str:
 def _render(
     question: str,
     hits: Sequence[Hit],
-    groups: Sequence[tuple[str, Sequence[_Sentence]]],
+    groups: Sequence[tuple[str, Sequence[Candidate]]],
 ) -> Answer:
     """Write the chosen sentences as lines ending in [n], numbering hits by first use.
 
@@ -392,7 +291,7 @@ def _render(
     chinese = is_chinese(question)
     colon = "：" if chinese else ":"
     numbers: dict[int, int] = {}
-    cited: dict[int, list[_Sentence]] = {}
+    cited: dict[int, list[Candidate]] = {}
     blocks: list[str] = []
     for aspect, group in groups:
         lines = [f"{_label(aspect)}{colon}"] if aspect else []
@@ -408,7 +307,7 @@ def _render(
     return Answer("\n\n".join(blocks), True, citations)
 
 
-def _cited(n: int, hit: Hit, sentences: Sequence[_Sentence]) -> Citation:
+def _cited(n: int, hit: Hit, sentences: Sequence[Candidate]) -> Citation:
     """A hit's citation: the sentences it is cited for, and where they lie in its text."""
     ordered = sorted(sentences, key=lambda s: s.span)
     text = " ".join(s.text for s in ordered)
@@ -432,66 +331,6 @@ def _citation(
 # --- LLM answer -----------------------------------------------------------------------------
 
 
-class _LiveAnswer:
-    """The answer as the model writes it, numbered as `_llm_answer` will number it.
-
-    The final numbering is the order in which the text first cites each valid hit, so the
-    markers written so far can be numbered now; a marker still open ("[3") waits to close.
-    """
-
-    def __init__(self, hits: int, max_citations: int, on_text: Callable[[str], None]) -> None:
-        self._hits = hits
-        self._max = max_citations
-        self._on_text = on_text
-        self._shown = ""
-
-    def update(self, partial: dict[str, Any]) -> None:
-        text = partial.get("answer")
-        if partial.get("found") is False or not isinstance(text, str):
-            return
-        if any(sentence.startswith(text.strip()) for sentence in (NOT_FOUND_ZH, NOT_FOUND_EN)):
-            return  # the not-found sentence being written: the final answer decides what shows
-        opened = text.rfind("[")
-        if opened > text.rfind("]"):
-            text = text[:opened]
-        numbered = self._numbered(text).strip()
-        if numbered and numbered != self._shown:
-            self._shown = numbered
-            self._on_text(numbered)
-
-    def _numbered(self, text: str) -> str:
-        order: dict[int, int] = {}
-
-        def rewrite(match: re.Match[str]) -> str:
-            kept = []
-            for n in dict.fromkeys(int(x) for x in re.split(r"[,，]", match.group(1))):
-                if not 1 <= n <= self._hits:
-                    continue
-                if n not in order and len(order) < self._max:
-                    order[n] = len(order) + 1
-                if n in order:
-                    kept.append(order[n])
-            lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
-            return lead + "".join(f"[{k}]" for k in kept) if kept else ""
-
-        return _MARKER.sub(rewrite, text)
-
-
-def grounded_answer_variables(question: str, hits: Sequence[Hit]) -> dict[str, object]:
-    """Build the variables of the `grounded_answer` role: the question and the numbered hits."""
-    chinese = is_chinese(question)
-    blocks = []
-    for n, hit in enumerate(hits, start=1):
-        text = " ".join(hit.text.split())[:_HIT_CHARS]
-        blocks.append(f"[{n}] {hit.document} p.{hit.page}: {text}")
-    return {
-        "question": question,
-        "hits": "\n\n".join(blocks),
-        "language": "Chinese" if chinese else "English",
-        "not_found": NOT_FOUND_ZH if chinese else NOT_FOUND_EN,
-    }
-
-
 def _llm_answer(
     question: str,
     hits: Sequence[Hit],
@@ -502,18 +341,18 @@ def _llm_answer(
     """One `grounded_answer` call, then check and renumber its citations."""
     role, variables = GROUNDED_ANSWER, grounded_answer_variables(question, hits)
     if on_text is not None and isinstance(llm, StreamingLLM):
-        shown = _LiveAnswer(len(hits), max_citations, on_text)
+        shown = LiveAnswer(len(hits), max_citations, on_text)
         reply = llm.call_streaming(role, variables, shown.update)
     else:
         reply = llm.call(role, variables)
-    if not reply.found or _says_not_found(reply.answer):
+    if not reply.found or says_not_found(reply.answer):
         # found=true over the not-found sentence is still a not-found (a weak model writes
         # the answer field first, as the schema asks, and then the verdict it was told to).
         return replace(not_found(question), method="llm")
     if not reply.answer.strip() or len(reply.answer) > _MAX_ANSWER_CHARS:
         raise LLMOutputError("The model said it found the answer but gave no usable text.")
     valid = range(1, len(hits) + 1)
-    inline = [int(n) for group in _MARKER.findall(reply.answer) for n in re.split(r"[,，]", group)]
+    inline = [int(n) for group in MARKER.findall(reply.answer) for n in re.split(r"[,，]", group)]
     order = [n for n in dict.fromkeys([*inline, *reply.cited]) if n in valid][:max_citations]
     if not order:  # an answer that cites no hit it was given is not grounded
         raise LLMOutputError("The model's answer cites none of the hits it was given.")
@@ -525,7 +364,7 @@ def _llm_answer(
         lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
         return lead + "".join(f"[{n}]" for n in kept) if kept else ""
 
-    text = _MARKER.sub(rewrite, reply.answer).strip()
+    text = MARKER.sub(rewrite, reply.answer).strip()
     uncited = [renumber[o] for o in order if o not in inline]
     if uncited:  # cited in the list but not inline: keep the answer checkable all the same
         text += " " + "".join(f"[{n}]" for n in uncited)
@@ -535,12 +374,6 @@ def _llm_answer(
     return Answer(text, True, citations, method="llm")
 
 
-def _says_not_found(text: str) -> bool:
-    """Whether an answer is the not-found sentence, whatever markers or stops surround it."""
-    bare = _MARKER.sub("", text).strip().rstrip("。.").casefold()
-    return bare in {NOT_FOUND_ZH.rstrip("。.").casefold(), NOT_FOUND_EN.rstrip("。.").casefold()}
-
-
 def _excerpt(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= _SENTENCE_CHARS else flat[: _SENTENCE_CHARS - 1] + "…"
+    return flat if len(flat) <= SENTENCE_CHARS else flat[: SENTENCE_CHARS - 1] + "…"

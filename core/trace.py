@@ -1,6 +1,6 @@
 """The trace events of the two agents (docs/architecture.md §6, §7): one TypedDict per event.
 
-Every node of the agentic search (`core/ask/nodes.py`) and of the task agent (`core/task/`)
+Every node of the agentic search (`core/ask/`) and of the task agent (`core/task/`)
 reports what it did as one of these, tagged by `node`. They travel as plain dicts (LangGraph's
 custom stream, the run log, `--json`), so a stored trace reads back without a schema; the types
 say what each front end may rely on. Each front end reads them in one dispatcher: the web app's

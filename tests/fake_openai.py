@@ -66,7 +66,7 @@ FAULTS = (
     "cut",
 )
 
-# The header Zhixing's capability probes carry (core/llm/capabilities.py PROBE_HEADER).
+# The header Zhixing's capability probes carry (core/llm/probe.py PROBE_HEADER).
 PROBE_HEADER = "X-Zhixing-Probe"
 # What `refuse` may name: the request features a server may not support.
 _FEATURES = ("json_schema", "json_object", "tools", "stream")

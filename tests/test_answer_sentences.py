@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from zhixing.core.answer import NOT_FOUND_ZH, grounded_answer
+from zhixing.core.answer import grounded_answer
+from zhixing.core.answer_reply import NOT_FOUND_ZH
 from zhixing.core.config import Settings
 from zhixing.core.models import Hit
 from zhixing.core.service import KnowledgeService
-from zhixing.core.text.sentences import clip, is_heading, is_scope, sentences_of
+from zhixing.core.text.sentence_cuts import clip
+from zhixing.core.text.sentences import is_heading, is_scope, sentences_of
 
 SAMPLES = Path(__file__).resolve().parents[1] / "app" / "samples"
 ZH_SAMPLE = (SAMPLES / "java-secure-coding-zh.md").read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.test_answer_sentences import sample_service  # noqa: F401 (a fixture)
 from tests.test_ask_nodes import hit, runtime
-from zhixing.core.ask import nodes
+from zhixing.core.ask.judge import evaluate
 from zhixing.core.ask.prompts import EVALUATE
 from zhixing.core.ask.state import Evidence
 from zhixing.core.service import KnowledgeService
@@ -23,7 +23,7 @@ def judge(*texts: str, question: str = QUESTION, terms: dict | None = None) -> d
     evidence = {n: Evidence(hit(n, text), "", question, 1, n) for n, text in enumerate(texts, 1)}
     terms = terms or TERMS
     state = {"question": question, "round": 1, "aspects": list(terms), "terms": terms}
-    return nodes.evaluate({**state, "evidence": evidence}, runtime([]))
+    return evaluate({**state, "evidence": evidence}, runtime([]))
 
 
 def test_an_aspect_named_only_by_a_heading_is_missing() -> None:

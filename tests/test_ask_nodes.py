@@ -10,7 +10,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 from tests.fakes import ScriptedLLM
-from zhixing.core.ask import nodes
+from zhixing.core.ask import answering, judge, nodes
 from zhixing.core.ask.configuration import AgentContext
 from zhixing.core.ask.flow import route_after_evaluate, route_after_refine
 from zhixing.core.ask.state import Evidence, Query, keep_best_evidence
@@ -138,7 +138,7 @@ def test_evaluate_offline_covers_an_aspect_when_half_its_terms_appear() -> None:
         "terms": TERMS,
         "evidence": {1: Evidence(PASSWORD, A, A, 1, 1)},
     }
-    update = nodes.evaluate(state, runtime(events))
+    update = judge.evaluate(state, runtime(events))
     assert update["sufficient"] is False
     assert (update["covered"], update["missing"]) == ([A], [B])
     assert update["gaps"] == {B: ["session", "timeout", "requirements"]}
@@ -155,7 +155,7 @@ def test_evaluate_offline_covers_an_aspect_when_half_its_terms_appear() -> None:
 def test_evaluate_offline_is_sufficient_when_every_aspect_is_covered() -> None:
     evidence = {1: Evidence(PASSWORD, A, A, 1, 1), 2: Evidence(SESSION, B, B, 1, 1)}
     state = {"round": 1, "aspects": [A, B], "terms": TERMS, "evidence": evidence}
-    update = nodes.evaluate(state, runtime([]))
+    update = judge.evaluate(state, runtime([]))
     assert (update["sufficient"], update["missing"]) == (True, [])
 
 
@@ -221,7 +221,7 @@ def test_evaluate_with_a_model_maps_respelled_aspects_back_to_the_planned_ones()
         "evidence": {1: Evidence(PASSWORD, A, A, 1, 1)},
     }
     events: list[dict[str, Any]] = []
-    update = nodes.evaluate(state, runtime(events, llm=model))
+    update = judge.evaluate(state, runtime(events, llm=model))
     assert (update["covered"], update["missing"]) == ([A], [B])
     assert events[0]["judge"] == "llm"
     assert "Password storage must use bcrypt" in str(model.asked("evaluate")[0]["evidence"])
@@ -256,7 +256,7 @@ def test_merge_ranks_evidence_by_votes_and_caps_each_aspect() -> None:
     }
     events: list[dict[str, Any]] = []
     ctx = runtime(events, evidence_per_round=2)
-    update = nodes.merge({"round": 2, "aspects": [A, B], "evidence": evidence}, ctx)
+    update = answering.merge({"round": 2, "aspects": [A, B], "evidence": evidence}, ctx)
     assert [h.chunk_id for h in update["merged"]] == [5, 1, 2, 4]  # 3 is A's third
     assert events[0]["by_aspect"] == {A: 2, B: 2}
 
@@ -282,14 +282,14 @@ def test_the_rounds_add_evidence_after_the_questions_own_hits_and_never_reorder_
     found = [[hit(9, "t9"), hit(3, "t3")], [hit(8, "t8"), hit(9, "t9")]]
     two = nodes.retrieve(state, runtime([], retrieve=lambda qs, rw: found))["evidence"]
     pooled = keep_best_evidence(one["evidence"], two)
-    merged = nodes.merge({"round": 2, "aspects": [A, B], "evidence": pooled}, runtime([]))
+    merged = answering.merge({"round": 2, "aspects": [A, B], "evidence": pooled}, runtime([]))
     assert [h.chunk_id for h in merged["merged"]] == [1, 2, 3, 4, 5, 9, 7, 8]
 
 
 def test_answer_passes_question_merged_evidence_and_aspects_to_the_answerer() -> None:
     answerer = FakeAnswerer()
     state = {"question": QUESTION, "round": 1, "aspects": [A, B], "merged": [PASSWORD]}
-    update = nodes.answer(state, runtime([], answer=answerer))
+    update = answering.answer(state, runtime([], answer=answerer))
     assert answerer.calls == [(QUESTION, [PASSWORD], [A, B])]
     assert update["answer"].found is True
 

@@ -45,7 +45,7 @@ def test_auto_is_the_default_structured_output_and_the_fixed_ones_still_parse() 
 
 
 def test_the_probe_header_is_the_one_the_fake_keeps_apart() -> None:
-    from zhixing.core.llm.capabilities import PROBE_HEADER as SENT
+    from zhixing.core.llm.probe import PROBE_HEADER as SENT
 
     assert SENT == PROBE_HEADER
 

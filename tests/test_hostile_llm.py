@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.fake_openai import FakeOpenAI, _prompt_text
 from tests.hostile_llm import HostileModel, replies, tool_turns
-from zhixing.core.answer import NOT_FOUND_EN, NOT_FOUND_ZH
+from zhixing.core.answer_reply import NOT_FOUND_EN, NOT_FOUND_ZH
 from zhixing.core.ask.prompts import AgentPlan, EvidenceVerdict, RefinedQueries
 from zhixing.core.config import Settings
 from zhixing.core.llm.prompts import EntityDescription, GroundedAnswer, SameEntity

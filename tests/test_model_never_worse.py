@@ -20,7 +20,8 @@ from tests.command import zx
 from tests.conftest import built_home
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
 from tests.pages import open_page, run
-from zhixing.core.answer import NOT_FOUND_EN, NOTE_MODEL_NOT_FOUND, is_chinese
+from zhixing.core.answer import NOTE_MODEL_NOT_FOUND, is_chinese
+from zhixing.core.answer_reply import NOT_FOUND_EN
 from zhixing.core.config import Settings
 from zhixing.core.llm.client import LLMClient
 from zhixing.core.service import KnowledgeService

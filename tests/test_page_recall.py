@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages import open_page, run
-from zhixing.core.answer import NOT_FOUND_ZH
+from zhixing.core.answer_reply import NOT_FOUND_ZH
 
 TWO_ASPECTS = "密码存储和文件上传有什么要求？"  # offline: file uploads take a second round
 

@@ -20,7 +20,7 @@ from tests import test_task_offline as offline
 from tests.command import zx
 from tests.pages import open_page, run
 from tests.real_llm import real_env, real_server, usage  # noqa: F401 (fixtures)
-from zhixing.core.answer import NOT_FOUND_ZH
+from zhixing.core.answer_reply import NOT_FOUND_ZH
 
 pytestmark = pytest.mark.real_llm
 

@@ -11,18 +11,16 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI, _schema_of
 from zhixing.core.answer import (
-    NOT_FOUND_EN,
-    NOT_FOUND_ZH,
     NOTE_MODEL_NOT_FOUND,
     NOTE_UNUSABLE,
     QUOTES_EN,
     QUOTES_ZH,
     Answer,
     grounded_answer,
-    grounded_answer_variables,
     is_chinese,
     not_found,
 )
+from zhixing.core.answer_reply import NOT_FOUND_EN, NOT_FOUND_ZH, grounded_answer_variables
 from zhixing.core.config import Settings
 from zhixing.core.llm import PROMPTS, LLMClient
 from zhixing.core.models import Hit

@@ -6,7 +6,8 @@
 (a not-found answer after a "sufficient" verdict opens another round while rounds remain).
 
 `build_graph()` only wires; the routers are pure functions of the state; the nodes live in
-`core.ask.nodes` and reach their dependencies through the runtime context (`AgentContext`).
+`core.ask.nodes` (plan, retrieve, refine), `core.ask.judge` (evaluate) and `core.ask.answering`
+(merge, answer), and reach their dependencies through the runtime context (`AgentContext`).
 `run_agentic` streams the run, hands each trace event to the caller as it happens, and folds the
 events into the per-round summary that `ask --json` prints (docs/architecture.md §9).
 """
@@ -27,7 +28,7 @@ from ..agents.memory import fresh_run, thread_config
 from ..agents.streaming import stream_run
 from ..models import Hit
 from ..trace import AskSink, TraceEvent
-from . import nodes
+from . import answering, judge, nodes
 from .configuration import AgentContext, AnswerLike
 from .state import AgentState
 
@@ -63,10 +64,10 @@ def route_after_answer(state: AgentState) -> Literal["refine", "__end__"]:
 def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
     graph.add_node("plan", node("plan", nodes.plan))
     graph.add_node("retrieve", node("retrieve", nodes.retrieve))
-    graph.add_node("evaluate", node("evaluate", nodes.evaluate))
+    graph.add_node("evaluate", node("evaluate", judge.evaluate))
     graph.add_node("refine", node("refine", nodes.refine))
-    graph.add_node("merge", node("merge", nodes.merge))
-    graph.add_node("answer", node("answer", nodes.answer))
+    graph.add_node("merge", node("merge", answering.merge))
+    graph.add_node("answer", node("answer", answering.answer))
     graph.add_edge(START, "plan")
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "evaluate")

@@ -1,4 +1,5 @@
-"""Progress events and the build report: what a build tells the CLI and the UI as it runs."""
+"""Progress events and the build report: what a build tells the CLI and the UI as it runs, and
+the counters of a run that the events are made of (`Progress`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["STAGES", "BuildReport", "ItemFailure", "ProgressEvent", "ProgressSink", "RateClock"]
+__all__ = [
+    "STAGES",
+    "BuildReport",
+    "ItemFailure",
+    "Progress",
+    "ProgressEvent",
+    "ProgressSink",
+    "RateClock",
+]
 
 # What a build reports, roughly in order (docs/architecture.md §4). Each batch of chunks goes
 # through extraction ("entity graph" in graph mode, "question index" with an LLM in index mode),
@@ -154,3 +163,56 @@ class RateClock:
             return None
         rate = (fraction - then) / span
         return (1 - fraction) / rate
+
+
+_EVENT_INTERVAL_S = 0.25
+
+
+class Progress:
+    """A run's counters, and the progress events they make: at most one each
+    `_EVENT_INTERVAL_S` while documents are read, unless forced."""
+
+    def __init__(self, emit: ProgressSink) -> None:
+        self.emit = emit
+        self.clock = RateClock()
+        self.done = 0
+        self.total = 0
+        self.indexed_chunks = 0
+        self.queued_chunks = 0  # chunks of the documents read so far
+        # Chunks embedded, a batch counting in proportion to its texts embedded (the embedding
+        # thread alone writes it): the share of the read documents' work that is done.
+        self.embedded = 0.0
+        self._last_event = 0.0
+
+    def event(
+        self, stage: str, message: str, *, step: int = 0, steps: int = 0, force: bool = False
+    ) -> None:
+        """Tell the sink where the build stands (not when the last event is recent, unless
+        `force`: a stage's start and end are always told)."""
+        now = self.clock.elapsed()
+        if not force and now - self._last_event < _EVENT_INTERVAL_S and self.done < self.total:
+            return
+        self._last_event = now
+        fraction = self.fraction()
+        self.emit(
+            ProgressEvent(
+                stage=stage,
+                done=self.done,
+                total=self.total,
+                message=message,
+                eta_s=self.clock.eta(fraction),
+                chunks=self.indexed_chunks,
+                embedded=int(self.embedded),
+                queued=self.queued_chunks,
+                step=step,
+                steps=steps,
+                fraction=fraction,
+            )
+        )
+
+    def fraction(self) -> float:
+        """Documents read, times chunks embedded of those read (see ProgressEvent)."""
+        read = self.done / self.total if self.total else 1.0
+        if not self.queued_chunks:
+            return read
+        return read * min(self.embedded / self.queued_chunks, 1.0)

@@ -9,7 +9,7 @@ relations are added to the model's; a chunk whose reply is unusable keeps the of
 The model wins where both name the same thing: same normalized name (the key the graph merges
 entities by), whatever type each gave. Names that differ but mean one thing ("SQL注入" and "SQL
 Injection") are left to the graph's own alias and similarity resolution
-(core/build/enrich.py `_resolve_all`), as they are between chunks. Questions stay the model's:
+(core/build/graph_writer.py `_resolve_all`), as they are between chunks. Questions stay the model's:
 offline questions lowered retrieval on every set measured (issue 15).
 """
 

@@ -19,7 +19,7 @@ __all__ = [
     "IndexQuestion",
 ]
 
-# What a chunk's extraction may hold in the schema sent (core/llm/client.py bounds the rest). A
+# What a chunk's extraction may hold in the schema sent (core/llm/structured.py bounds the rest). A
 # 0.5B model under llama.cpp's grammar fills what the grammar allows: with 24 entities, 24
 # relations and 400-character descriptions it wrote 2,700 tokens (its limit, cut) for a
 # 7-line chunk, 273 s on one thread, where a description of one or two sentences and a dozen
@@ -142,7 +142,7 @@ class ChunkKnowledge(BaseModel):
     questions: list[IndexQuestion] = Field(
         default_factory=list, description="5 to 12 context-free questions the chunk answers."
     )
-    # The bounds below are sent only (core/llm/client.py): a chunk names at most about this
+    # The bounds below are sent only (core/llm/structured.py): a chunk names at most about this
     # many things, and a grammar then cannot let a model list on until its token limit.
     entities: list[ExtractedEntity] = Field(
         default_factory=list,

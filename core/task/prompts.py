@@ -84,7 +84,7 @@ class ToolTurn(BaseModel):
     thought: str = Field(
         description="One short sentence: what you look for next and why (when done: what you"
         " found).",
-        json_schema_extra={"maxLength": 240},  # sent only (core/llm/client.py)
+        json_schema_extra={"maxLength": 240},  # sent only (core/llm/structured.py)
     )
     tool: Literal[
         "grep", "read_file", "list_files", "search_knowledge", "record_finding", "done"
@@ -186,7 +186,7 @@ TASK_TURN = Prompt(
     ),
     schema=ToolTurn,
     # Qwen2.5-Coder-0.5B under the grammar wrote 150-225 tokens a turn (every field, a
-    # thought that runs long); the limit sent is three times this (core.llm.client).
+    # thought that runs long); the limit sent is three times this (core.llm.structured).
     completion_tokens=lambda _: 160,
 )
 

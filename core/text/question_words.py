@@ -7,7 +7,7 @@ for a kind of answer; and the generic ones every document of the field uses.
 
 - "会话超时应该设置多久？" is answered by "空闲会话在 15 分钟后失效", which shares one word with it:
   "多久" asks for a duration, and a sentence that holds one answers that part of the question.
-  The extractive answer (core/answer.py) and the offline judge (core/ask/nodes.py) count such
+  The extractive answer (core/answer.py) and the offline judge (core/ask/judge.py) count such
   a kind as one more term, held by the sentences that contain an answer of that kind.
 - "密钥管理" shares "管理" with a section on 会话管理, "error handling" shares "handling" with
   anything handled: generic words count only when a question has nothing more specific.

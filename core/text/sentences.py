@@ -1,7 +1,7 @@
 """Whole sentences out of a chunk's text, and what is not one: headings, labels, scope notes.
 
 The one copy of what counts as a sentence for the extractive answer (core/answer.py) and as
-evidence for the offline judge (core/ask/nodes.py), docs/architecture.md §5 and §6:
+evidence for the offline judge (core/ask/judge.py), docs/architecture.md §5 and §6:
 
 - A paragraph is read as one text: a soft line break is not a sentence end, so a sentence
   wrapped over two lines comes out whole. A blank line, a heading, a list item's start, a table
@@ -18,6 +18,9 @@ evidence for the offline judge (core/ask/nodes.py), docs/architecture.md §5 and
 - Each sentence keeps its markup balanced (an unpaired backtick or `**` is dropped) and its
   offsets in the original text, so a reader can highlight it inside the whole chunk.
 
+Where a paragraph's sentences end, and how a piece keeps its markup balanced, is
+core/text/sentence_cuts.py.
+
 `is_scope` tells a sentence about the document itself ("本标准适用于…", "This document
 describes…"): it is a sentence, but evidence of nothing but the document's scope.
 """
@@ -32,11 +35,11 @@ from ..ingest.structure import heading_of
 from ..models import Hit
 from .chinese import CJK
 from .english import words
+from .sentence_cuts import balanced, join_lines, sentence_spans, source_offset
 
 __all__ = [
     "Sentence",
     "asks_about_scope",
-    "clip",
     "hit_sentences",
     "is_heading",
     "is_scope",
@@ -70,20 +73,10 @@ _LIST = re.compile(
     r"^(\s*)(?:[-*+•·▪●○◦](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*|[a-z][.)]\s+)"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_CJK_JOIN = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
-# A sentence end: CJK punctuation, or Latin punctuation before a space, with closing quotes.
-_END = re.compile(r"[。！？；]+[”’」』）)\]\"']*|[.!?]+[”’\"')\]]*(?=\s)")
 _TERMINAL = re.compile(r"[。！？；.!?;…]+[”’」』）)\]\"'*`]*$")
 _PUNCTUATED = re.compile(r"[。！？；.!?;:：，,、]\W*$")
 _INNER_END = re.compile(r"[。！？；]|[.!?]\s")
 _COLON_END = re.compile(r"[:：]\W*$")
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|fig|no|approx|incl|Mr|Mrs|Dr|St)|\b[A-Z])$", re.I
-)
-# Where a sentence end does not count: code spans, links, short bracketed asides.
-_PROTECTED = re.compile(
-    r"`[^`\n]*`|!?\[[^\]\n]*\]\([^)\n]*\)|（[^（）\n]{0,120}）|\([^()\n]{0,120}\)|「[^「」\n]{0,120}」"
-)
 _CLAUSE = re.compile(
     r"^(?:V\d+(?:\.\d+)*|\d+(?:\.\d+)+|第[一二三四五六七八九十百零〇\d]+[章节条款篇]"
     r"|附\s*录\s*[A-Z一二三四五六七八九十]?)[\s\u3000]*(?P<title>\D.*)$"
@@ -114,7 +107,6 @@ _SCOPE_TITLES = words(
 _SCOPE_QUESTION = re.compile(
     r"适用|范围|目的|用途|宗旨|概述|\b(?:scope|purpose|appl(?:y|ies|icable)|covers?)\b", re.I
 )
-_SOFT_CUT = re.compile(r"[，、,;；:：\s]")
 
 
 def _units(text: str) -> int:
@@ -195,17 +187,6 @@ def is_scope(sentence: str) -> bool:
 def asks_about_scope(question: str) -> bool:
     """Tell whether a question asks what a document covers, where scope notes are the answer."""
     return bool(_SCOPE_QUESTION.search(question))
-
-
-def clip(text: str, limit: int) -> str:
-    """Shorten a sentence to at most `limit` characters at a soft break, markup kept balanced."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    soft = max((m.start() for m in _SOFT_CUT.finditer(cut)), default=-1)
-    if soft > limit // 2:
-        cut = cut[:soft]
-    return _balanced(cut.rstrip(" ，、,;；:：")) + "…"
 
 
 # --- splitting --------------------------------------------------------------------------------
@@ -312,7 +293,7 @@ class _Reader:
             if all(_title_like(c, 16) or not c for c in cells):
                 self.head = cells  # a header row without its separator: labels only
                 return
-        shown = _balanced(" | ".join(_labelled(cells, self.head)))
+        shown = balanced(" | ".join(_labelled(cells, self.head)))
         if not shown:
             return
         lead = len(line) - len(line.lstrip())
@@ -324,8 +305,8 @@ class _Reader:
         block, self.block = self.block, None
         if block is None or not block.spans:
             return
-        joined, starts = _join(self.text, block.spans)
-        pieces = _split(joined)
+        joined, starts = join_lines(self.text, block.spans)
+        pieces = sentence_spans(joined)
         heading = block.heading
         for number, (a, b) in enumerate(pieces, start=1):
             raw = joined[a:b]
@@ -341,9 +322,9 @@ class _Reader:
                 continue
             self.out.append(
                 Sentence(
-                    _balanced(stripped),
-                    _source(starts, a),
-                    _source(starts, b - 1) + 1,
+                    balanced(stripped),
+                    source_offset(starts, a),
+                    source_offset(starts, b - 1) + 1,
                     block.kind,
                     heading,
                 )
@@ -381,66 +362,3 @@ def _numbered_title(piece: str) -> bool:
     """A clause number or chapter and a short title, ended like a sentence ("V3.2 会话绑定。")."""
     found = _CLAUSE.match(piece.rstrip("。.：: "))
     return found is not None and _title_like(found.group("title"), 40)
-
-
-def _join(text: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
-    """Join a block's lines; CJK meets CJK without a space. Returns the text and, per line,
-    (offset in the joined text, offset in the original)."""
-    parts: list[str] = []
-    starts: list[tuple[int, int]] = []
-    length = 0
-    for begin, end in spans:
-        piece = text[begin:end].rstrip("\\").rstrip()
-        if not piece:
-            continue
-        if parts:
-            glue = "" if _CJK_JOIN.match(parts[-1][-1:]) and _CJK_JOIN.match(piece[:1]) else " "
-            parts.append(glue)
-            length += len(glue)
-        starts.append((length, begin))
-        parts.append(piece)
-        length += len(piece)
-    return "".join(parts), starts
-
-
-def _source(starts: list[tuple[int, int]], joined: int) -> int:
-    """The original offset of a character of the joined text."""
-    here, origin = starts[0]
-    for at, begin in starts:
-        if at > joined:
-            break
-        here, origin = at, begin
-    return origin + max(0, joined - here)
-
-
-def _split(text: str) -> list[tuple[int, int]]:
-    """Cut a joined paragraph at its sentence ends: (start, end) offsets."""
-    protected = [m.span() for m in _PROTECTED.finditer(text)]
-    spans, begin = [], 0
-    for found in _END.finditer(text):
-        end = found.end()
-        if any(a < found.start() < b for a, b in protected):
-            continue
-        if found.group()[0] == "." and _ABBREVIATION.search(text[begin : found.start()]):
-            continue
-        if text[begin:end].strip():
-            spans.append((begin, end))
-            begin = end
-    if text[begin:].strip():
-        spans.append((begin, len(text)))
-    return spans
-
-
-def _balanced(text: str) -> str:
-    """Drop what markup a cut left unpaired: the last lone backtick, `**` or `~~`."""
-    for mark in ("`", "**", "~~"):
-        count = text.count(mark) if mark != "`" else len(re.findall(r"(?<!`)`(?!`)", text))
-        if count % 2:
-            at = text.rfind(mark) if mark != "`" else _last_single_backtick(text)
-            text = (text[:at] + text[at + len(mark) :]).strip()
-    return text
-
-
-def _last_single_backtick(text: str) -> int:
-    found = list(re.finditer(r"(?<!`)`(?!`)", text))
-    return found[-1].start()
