@@ -14,10 +14,9 @@ from typing import Any
 
 import streamlit as st
 
-from ..core.choices import CellMode
 from ..core.errors import ZhixingError
 from ..core.models import NotebookCell
-from ..core.service import STRATEGIES, KnowledgeService
+from ..core.service import STRATEGIES, CellMode, KnowledgeService
 from .rounds import RoundsView, render_answer, render_hits
 from .strings import recall as T
 from .widgets import inert, show_error

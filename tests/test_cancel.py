@@ -15,7 +15,8 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import HashEmbedder
-from zhixing.core.build.background import BuildJobs, JobView
+from zhixing.core.build.background import BuildJobs
+from zhixing.core.build.job import JobView
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 

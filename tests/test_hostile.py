@@ -17,7 +17,8 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 from zhixing.app.widgets import inert
-from zhixing.core.build.background import BuildJobs, stage_uploads
+from zhixing.core.build.background import BuildJobs
+from zhixing.core.build.staging import stage_uploads
 from zhixing.core.config import Settings
 from zhixing.core.errors import AccessError, StoreError, ZhixingError
 from zhixing.core.ingest import detect_kind

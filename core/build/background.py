@@ -17,28 +17,20 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..choices import JobState
 from ..config import Settings
 from ..errors import BuildBusyError, ZhixingError, internal_error
-from ..ingest import sanitize_name
-from ..ingest.uploads import UploadRefusedError, check_upload
 from .events import BuildReport, ProgressEvent, ProgressSink
+from .job import Job, JobView, LogLine
+from .staging import stage_uploads
 
 if TYPE_CHECKING:
     from .durable import JobRecord
 
-__all__ = [
-    "JOB_STAGES",
-    "Builder",
-    "BuildJobs",
-    "JobView",
-    "LogLine",
-    "stage_uploads",
-]
+__all__ = ["JOB_STAGES", "Builder", "BuildJobs"]
 
 log = logging.getLogger(__name__)
 
@@ -98,114 +90,13 @@ _MAX_LOG = 5000  # a corpus of many documents logs one line per throttled event;
 _MAX_FINISHED = 50  # finished jobs kept for their summaries
 
 
-@dataclass(frozen=True)
-class LogLine:
-    """One line of a job's log: a pipeline stage (with the event's `step` of `steps`) or one of
-    the job's own (`JOB_STAGES`; "staged" counts its files in `steps`, "failed" says why in
-    `message`)."""
-
-    at: float  # time.time()
-    stage: str
-    message: str
-    step: int = 0
-    steps: int = 0
-
-
-@dataclass(frozen=True)
-class JobView:
-    """What a page may read about a job: a snapshot, never the live object."""
-
-    id: str
-    kb: str
-    files: tuple[str, ...]
-    state: JobState
-    done: int
-    total: int
-    chunks: int  # indexed: their vectors written
-    eta_s: float | None
-    log: tuple[LogLine, ...]
-    report: BuildReport | None
-    error: str
-    started_at: float
-    finished_at: float | None
-    cancel_requested: bool
-    stage: str = ""  # the pipeline's latest stage (core.build.events.STAGES)
-    step: int = 0  # of `steps`: that stage's own work (texts embedded of a batch's, …)
-    steps: int = 0
-    progress: float = 0.0  # the build's ProgressEvent.fraction
-    embedded: int = 0  # chunks embedded so far
-    queued: int = 0  # chunks of the documents read so far
-
-    @property
-    def running(self) -> bool:
-        """Still at work (running, or paused waiting for the LLM endpoint)."""
-        return self.state.active
-
-    @property
-    def fraction(self) -> float:
-        """How far the build is, 0..1: through the embedding too, not only the documents read."""
-        if not self.running:
-            return 1.0
-        return min(max(self.progress, 0.0), 1.0)
-
-
-@dataclass
-class _Job:
-    id: str
-    kb: str
-    files: tuple[str, ...]
-    staging: Path | None
-    cancel: threading.Event = field(default_factory=threading.Event)
-    state: JobState = RUNNING
-    done: int = 0
-    total: int = 0
-    chunks: int = 0
-    eta_s: float | None = None
-    stage: str = ""
-    step: int = 0
-    steps: int = 0
-    progress: float = 0.0
-    embedded: int = 0
-    queued: int = 0
-    log: list[LogLine] = field(default_factory=list)
-    report: BuildReport | None = None
-    error: str = ""
-    started_at: float = field(default_factory=time.time)
-    finished_at: float | None = None
-    thread: threading.Thread | None = None
-
-    def view(self) -> JobView:
-        return JobView(
-            id=self.id,
-            kb=self.kb,
-            files=self.files,
-            state=self.state,
-            done=self.done,
-            total=self.total,
-            chunks=self.chunks,
-            eta_s=self.eta_s,
-            log=tuple(self.log),
-            report=self.report,
-            error=self.error,
-            started_at=self.started_at,
-            finished_at=self.finished_at,
-            cancel_requested=self.cancel.is_set(),
-            stage=self.stage,
-            step=self.step,
-            steps=self.steps,
-            progress=self.progress,
-            embedded=self.embedded,
-            queued=self.queued,
-        )
-
-
 class BuildJobs:
     """The build jobs of one server process, newest first; at most one running per knowledge
     base."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._jobs: dict[str, _Job] = {}
+        self._jobs: dict[str, Job] = {}
         self._idle_callbacks: list[Callable[[], None]] = []
 
     def start(
@@ -230,7 +121,7 @@ class BuildJobs:
         limit = builder.settings.max_upload_mb
         staged = stage_uploads(staging, uploads, max_upload_mb=limit) if staging else []
         all_paths = [*staged, *(Path(p) for p in paths)]
-        job = _Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
+        job = Job(id=job_id, kb=kb, files=tuple(p.name for p in all_paths), staging=staging)
         self._log(job, "staged", LOG_STAGED.format(count=len(all_paths)), steps=len(all_paths))
 
         def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport:
@@ -260,7 +151,7 @@ class BuildJobs:
         started = []
         for record, kb in builder.interrupted():
             staging = Path(record.staging) if record.staging else None
-            job = _Job(
+            job = Job(
                 id=staging.name if staging else f"job-{record.id}",
                 kb=kb,
                 files=tuple(Path(p).name for p in record.paths),
@@ -348,7 +239,7 @@ class BuildJobs:
         report = old.report if old is not None else None
         if old is None or old.state != CANCELLED or report is None or not report.left:
             raise ZhixingError(NOTHING_TO_RESUME)
-        job = _Job(id=uuid.uuid4().hex[:12], kb=old.kb, files=old.files, staging=old.staging)
+        job = Job(id=uuid.uuid4().hex[:12], kb=old.kb, files=old.files, staging=old.staging)
         self._log(job, "continuing", LOG_CONTINUING, steps=report.left)
 
         def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport | None:
@@ -387,7 +278,7 @@ class BuildJobs:
 
     # --- the job's thread ----------------------------------------------------------------------
 
-    def _run(self, job: _Job, build: Callable[[ProgressSink, threading.Event], Any]) -> None:
+    def _run(self, job: Job, build: Callable[[ProgressSink, threading.Event], Any]) -> None:
         def on_event(event: ProgressEvent) -> None:
             with self._lock:
                 job.done, job.total = event.done, event.total
@@ -436,7 +327,7 @@ class BuildJobs:
 
     # --- under the lock -----------------------------------------------------------------------
 
-    def _log(self, job: _Job, stage: str, message: str, step: int = 0, steps: int = 0) -> None:
+    def _log(self, job: Job, stage: str, message: str, step: int = 0, steps: int = 0) -> None:
         job.log.append(LogLine(time.time(), stage, message, step, steps))
         if len(job.log) > _MAX_LOG:
             del job.log[: len(job.log) - _MAX_LOG]
@@ -444,7 +335,7 @@ class BuildJobs:
     def _any_active(self) -> bool:
         return any(j.state.active for j in self._jobs.values())
 
-    def _running(self, kb: str) -> _Job | None:
+    def _running(self, kb: str) -> Job | None:
         return next((j for j in self._jobs.values() if j.kb == kb and j.state.active), None)
 
     def _check_idle(self, kb: str) -> None:
@@ -462,41 +353,3 @@ def _call(callback: Callable[[], None]) -> None:
         callback()
     except Exception:  # an idle callback must not break the job that ran it, nor the page
         log.exception("A callback waiting for the builds to end failed.")
-
-
-def stage_uploads(
-    folder: Path, uploads: Sequence[tuple[str, bytes]], *, max_upload_mb: int | None = None
-) -> list[Path]:
-    """Save uploads by their sanitized names; a repeated name goes to a subfolder so that the
-    pipeline reports it as a duplicate instead of one file silently replacing the other.
-
-    Checked first (`_check_uploads`): nothing is written when any upload is refused.
-    """
-    _check_uploads(uploads, max_upload_mb)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    seen: set[str] = set()
-    for i, (name, content) in enumerate(uploads):
-        clean = sanitize_name(name)
-        target = folder / clean if clean not in seen else folder / f"dup-{i}" / clean
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-        seen.add(clean)
-        paths.append(target)
-    return paths
-
-
-def _check_uploads(uploads: Sequence[tuple[str, bytes]], max_upload_mb: int | None) -> None:
-    """Refuse the whole upload, naming each file that is too big or of a type Zhixing does not
-    read, in the page's spirit: bad input creates nothing (the page deletes a knowledge base it
-    just made when its first build cannot start). Streamlit's uploader checks both as well, but
-    only for its own widget; this holds for any caller."""
-    limit = Settings.max_upload_mb if max_upload_mb is None else max_upload_mb
-    refused = []
-    for name, content in uploads:
-        try:
-            check_upload(name, content, max_mb=limit)
-        except UploadRefusedError as exc:
-            refused.append(str(exc))
-    if refused:
-        raise UploadRefusedError(" ".join(refused))

@@ -19,9 +19,10 @@ from typing import Unpack
 
 from ..auth import LOCAL, ROLES, User, is_loopback
 from ..build import BuildReport, ProgressEvent
-from ..build.background import BuildJobs, JobView, LogLine
+from ..build.background import BuildJobs
 from ..build.estimate import BuildEstimate
-from ..choices import GraphFormat
+from ..build.job import JobView, LogLine
+from ..choices import CellMode, GraphFormat
 from ..config import Settings
 from ..embed import Embedder, make_embedder
 from ..errors import BuildBusyError
@@ -52,6 +53,7 @@ __all__ = [
     "BuildEstimate",
     "BuildJobs",
     "BuildReport",
+    "CellMode",
     "Embedder",
     "Found",
     "GraphFormat",

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..build import BuildReport, ProgressSink, remove_documents
-from ..build.background import JobView, stage_uploads
 from ..build.estimate import BuildEstimate, worth_estimating
+from ..build.job import JobView
+from ..build.staging import stage_uploads
 from ..choices import BuildMode, DocumentState
 from ..config import Settings
 from ..errors import NotFoundError, ZhixingError
