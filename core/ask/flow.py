@@ -22,8 +22,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.binding import Resolver, RunContexts
-from ..agents.memory import fresh_run, thread_config
+from ..agents.binding import Resolver
+from ..agents.graphs import compile_bound_graph, compile_graph
+from ..agents.memory import on_thread
 from ..agents.streaming import stream_run
 from ..models import Hit
 from ..trace import AskSink, TraceEvent
@@ -81,9 +82,9 @@ def build_graph(
 ) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
     """Wire the nodes and routers into the compiled agentic graph (with the conversations'
     checkpointer when runs go on threads)."""
-    graph = StateGraph(AgentState, context_schema=AgentContext)
-    _wire(graph, lambda _, fn: fn)
-    return graph.compile(name="agentic_retrieval", checkpointer=checkpointer)
+    return compile_graph(
+        AgentState, AgentContext, _wire, name="agentic_retrieval", checkpointer=checkpointer
+    )
 
 
 def build_bound_graph(
@@ -92,9 +93,9 @@ def build_bound_graph(
     """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
     its context schema): each node gets `resolve(options)`, an `AgentContext`
     (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
-    graph = StateGraph(AgentState, context_schema=options)
-    _wire(graph, RunContexts(resolve, entry="plan").bind)
-    return graph.compile(name="agentic_retrieval")
+    return compile_bound_graph(
+        AgentState, options, _wire, name="agentic_retrieval", resolve=resolve, entry="plan"
+    )
 
 
 @dataclass
@@ -141,12 +142,8 @@ def rounds_from_events(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     return [rounds[n] for n in sorted(rounds)]
 
 
-@cache
-def _graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
-    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
-    return build_graph(checkpointer)
+# Compiling is pure wiring, so one compiled graph serves every run (per checkpointer).
+_graph = cache(build_graph)
 
 
 def run_agentic(
@@ -161,13 +158,9 @@ def run_agentic(
 
     With a `checkpointer` and a `thread` (a conversation's id) the run continues that thread:
     a follow-up question is read with the earlier turns (core/agents/memory.py)."""
-    inputs: dict[str, Any] = {"question": question}
-    if checkpointer is not None and thread:
-        inputs = fresh_run(inputs, {"asked": [], "evidence": {}})
-    else:
-        checkpointer = thread = None
-    graph = _graph(checkpointer)
-    events, final = stream_run(graph, inputs, context, on_event, thread_config(thread))
+    fresh: dict[str, Any] = {"asked": [], "evidence": {}}
+    inputs, checkpointer, config = on_thread({"question": question}, fresh, checkpointer, thread)
+    events, final = stream_run(_graph(checkpointer), inputs, context, on_event, config)
     return AgenticResult(
         answer=final["answer"],
         rounds=rounds_from_events(events),

@@ -18,8 +18,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.binding import Resolver, RunContexts
-from ..agents.memory import fresh_run, thread_config
+from ..agents.binding import Resolver
+from ..agents.graphs import compile_bound_graph, compile_graph
+from ..agents.memory import on_thread
 from ..agents.streaming import stream_run
 from ..trace import EventSink, TraceEvent
 from . import nodes
@@ -65,9 +66,9 @@ def build_graph(
 ) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
     """Wire the nodes and routers into the compiled task graph (with the conversations'
     checkpointer when runs go on threads)."""
-    graph = StateGraph(TaskState, context_schema=TaskContext)
-    _wire(graph, lambda _, fn: fn)
-    return graph.compile(name="task_agent", checkpointer=checkpointer)
+    return compile_graph(
+        TaskState, TaskContext, _wire, name="task_agent", checkpointer=checkpointer
+    )
 
 
 def build_bound_graph(
@@ -76,9 +77,9 @@ def build_bound_graph(
     """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
     its context schema): each node gets `resolve(options)`, a `TaskContext`
     (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
-    graph = StateGraph(TaskState, context_schema=options)
-    _wire(graph, RunContexts(resolve, entry="research").bind)
-    return graph.compile(name="task_agent")
+    return compile_bound_graph(
+        TaskState, options, _wire, name="task_agent", resolve=resolve, entry="research"
+    )
 
 
 @dataclass
@@ -122,12 +123,8 @@ class TaskResult:
         }
 
 
-@cache
-def _graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
-    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
-    return build_graph(checkpointer)
+# Compiling is pure wiring, so one compiled graph serves every run (per checkpointer).
+_graph = cache(build_graph)
 
 
 def run_task(
@@ -142,19 +139,11 @@ def run_task(
 
     With a `checkpointer` and a `thread` the run continues that thread: a follow-up task is
     researched with the earlier tasks in mind (core/agents/memory.py)."""
-    inputs: dict[str, Any] = {"task": task}
-    if checkpointer is not None and thread:
-        inputs = fresh_run(inputs, {"findings": [], "done": []})
-    else:
-        checkpointer = thread = None
-    events, final = stream_run(
-        _graph(checkpointer),
-        inputs,
-        context,
-        on_event,
-        # research, plan, replan, report, one step per subtask, and room to spare
-        config={"recursion_limit": context.max_subtasks + 10, **thread_config(thread)},
-    )
+    fresh: dict[str, Any] = {"findings": [], "done": []}
+    inputs, checkpointer, config = on_thread({"task": task}, fresh, checkpointer, thread)
+    # research, plan, replan, report, one step per subtask, and room to spare
+    config["recursion_limit"] = context.max_subtasks + 10
+    events, final = stream_run(_graph(checkpointer), inputs, context, on_event, config)
     return TaskResult(
         task=task,
         plan_before=list(final.get("plan_before", [])),
