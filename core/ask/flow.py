@@ -20,10 +20,8 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.binding import Resolver
-from ..agents.graphs import compile_bound_graph, compile_graph
+from ..agents.graphs import Flow, add_nodes
 from ..agents.memory import on_thread
 from ..agents.streaming import stream_run
 from ..models import Hit
@@ -62,12 +60,11 @@ def route_after_answer(state: AgentState) -> Literal["refine", "__end__"]:
 
 
 def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
-    graph.add_node("plan", node("plan", nodes.plan))
-    graph.add_node("retrieve", node("retrieve", nodes.retrieve))
-    graph.add_node("evaluate", node("evaluate", nodes.evaluate))
-    graph.add_node("refine", node("refine", nodes.refine))
-    graph.add_node("merge", node("merge", nodes.merge))
-    graph.add_node("answer", node("answer", nodes.answer))
+    add_nodes(
+        graph,
+        node,
+        [nodes.plan, nodes.retrieve, nodes.evaluate, nodes.refine, nodes.merge, nodes.answer],
+    )
     graph.add_edge(START, "plan")
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "evaluate")
@@ -77,25 +74,9 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_conditional_edges("answer", route_after_answer, ["refine", END])
 
 
-def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
-    """Wire the nodes and routers into the compiled agentic graph (with the conversations'
-    checkpointer when runs go on threads)."""
-    return compile_graph(
-        AgentState, AgentContext, _wire, name="agentic_retrieval", checkpointer=checkpointer
-    )
-
-
-def build_bound_graph(
-    resolve: Resolver, options: type[Any]
-) -> CompiledStateGraph[AgentState, Any, AgentState, AgentState]:
-    """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
-    its context schema): each node gets `resolve(options)`, an `AgentContext`
-    (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
-    return compile_bound_graph(
-        AgentState, options, _wire, name="agentic_retrieval", resolve=resolve, entry="plan"
-    )
+_FLOW = Flow(AgentState, AgentContext, _wire, name="agentic_retrieval", entry="plan")
+build_graph = _FLOW.build  # the compiled graph, with a checkpointer when runs go on threads
+build_bound_graph = _FLOW.bind  # the graph for a host (LangGraph Studio) that runs it with JSON
 
 
 @dataclass

@@ -16,10 +16,8 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.binding import Resolver
-from ..agents.graphs import compile_bound_graph, compile_graph
+from ..agents.graphs import Flow, add_nodes
 from ..agents.memory import on_thread
 from ..agents.streaming import stream_run
 from ..trace import EventSink, TraceEvent
@@ -48,11 +46,7 @@ def route_after_execute(state: TaskState) -> Literal["execute", "report"]:
 
 
 def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
-    graph.add_node("research", node("research", nodes.research))
-    graph.add_node("plan", node("plan", nodes.plan))
-    graph.add_node("replan", node("replan", nodes.replan))
-    graph.add_node("execute", node("execute", nodes.execute))
-    graph.add_node("report", node("report", nodes.report))
+    add_nodes(graph, node, [nodes.research, nodes.plan, nodes.replan, nodes.execute, nodes.report])
     graph.add_edge(START, "research")
     graph.add_edge("research", "plan")
     graph.add_edge("plan", "replan")
@@ -61,25 +55,9 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_edge("report", END)
 
 
-def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
-    """Wire the nodes and routers into the compiled task graph (with the conversations'
-    checkpointer when runs go on threads)."""
-    return compile_graph(
-        TaskState, TaskContext, _wire, name="task_agent", checkpointer=checkpointer
-    )
-
-
-def build_bound_graph(
-    resolve: Resolver, options: type[Any]
-) -> CompiledStateGraph[TaskState, Any, TaskState, TaskState]:
-    """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
-    its context schema): each node gets `resolve(options)`, a `TaskContext`
-    (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
-    return compile_bound_graph(
-        TaskState, options, _wire, name="task_agent", resolve=resolve, entry="research"
-    )
+_FLOW = Flow(TaskState, TaskContext, _wire, name="task_agent", entry="research")
+build_graph = _FLOW.build  # the compiled graph, with a checkpointer when runs go on threads
+build_bound_graph = _FLOW.bind  # the graph for a host (LangGraph Studio) that runs it with JSON
 
 
 @dataclass
