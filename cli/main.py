@@ -209,6 +209,11 @@ def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _kb_line(r: dict[str, Any]) -> str:
+    tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
+    return f"{r['name']}\t{r['mode']}\t{r['documents']} documents\t{r['chunks']} chunks{tags}"
+
+
 def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         rows: list[dict[str, Any]] = [
@@ -222,18 +227,9 @@ def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
             }
             for row in svc.kbs.overview()
         ]
-    print_rows(
-        rows,
-        as_json=args.json,
-        empty="No knowledge bases yet; create one with: zhixing kb create NAME",
-        line=_kb_line,
-    )
+    empty = "No knowledge bases yet; create one with: zhixing kb create NAME"
+    print_rows(rows, as_json=args.json, empty=empty, line=_kb_line)
     return 0
-
-
-def _kb_line(r: dict[str, Any]) -> str:
-    tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
-    return f"{r['name']}\t{r['mode']}\t{r['documents']} documents\t{r['chunks']} chunks{tags}"
 
 
 def _kb_delete(args: argparse.Namespace, settings: Settings) -> int:
@@ -370,6 +366,11 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def _document_line(r: dict[str, Any]) -> str:
+    error = f"\t{r['error']}" if r["error"] else ""
+    return f"{r['document']}\t{r['pages']} pages\t{r['chunks']} chunks\t{r['status']}{error}"
+
+
 def _docs(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         docs = svc.kbs.documents(args.name)
@@ -383,18 +384,9 @@ def _docs(args: argparse.Namespace, settings: Settings) -> int:
         }
         for d in docs
     ]
-    print_rows(
-        rows,
-        as_json=args.json,
-        empty=f"{args.name!r} has no documents yet; add some with: zhixing add {args.name} PATH",
-        line=_document_line,
-    )
+    empty = f"{args.name!r} has no documents yet; add some with: zhixing add {args.name} PATH"
+    print_rows(rows, as_json=args.json, empty=empty, line=_document_line)
     return 0
-
-
-def _document_line(r: dict[str, Any]) -> str:
-    error = f"\t{r['error']}" if r["error"] else ""
-    return f"{r['document']}\t{r['pages']} pages\t{r['chunks']} chunks\t{r['status']}{error}"
 
 
 def _remove(args: argparse.Namespace, settings: Settings) -> int:
