@@ -16,13 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.browser import (
-    chromium,
-    open_page,
-    require_chromium,
-    serve_app,
-    settle,
-)
+from tests.browser import chromium, open_page, require_chromium, serve_app, settle
 from tests.hostile_archives import MiB, long_name_tar
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService

@@ -14,12 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import (
-    chromium,
-    require_chromium,
-    serve_app,
-    settle,
-)
+from tests.browser import chromium, require_chromium, serve_app, settle
 from tests.fake_openai import FakeOpenAI
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService

@@ -13,14 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import (
-    ROOT,
-    chromium,
-    open_page,
-    require_chromium,
-    serve_app,
-    settle,
-)
+from tests.browser import ROOT, chromium, open_page, require_chromium, serve_app, settle
 from tests.command import zx
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService

@@ -6,9 +6,11 @@ resume finishes it into the knowledge base a build without cancel makes."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,6 +93,25 @@ def reference(svc: KnowledgeService, mode: str) -> tuple[int, int]:
     return assert_consistent(svc, "reference")
 
 
+@contextlib.contextmanager
+def embedding_build(
+    tmp_path: Path, embedder: SlowEmbedder
+) -> Iterator[tuple[KnowledgeService, JobView]]:
+    """An index-mode build of the uploads, in batches of 8 chunks, once its first is written."""
+    settings = Settings(
+        home=tmp_path / "home",
+        parse_workers=1,
+        embed_batch=8,
+        chunk_units=80,
+        chunk_overlap_units=8,
+    )
+    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
+        svc.kbs.create("kb", mode="index")
+        job = svc.builds.start("kb", UPLOADS)
+        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
+        yield svc, job
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(latency_s=0.6) as server:
@@ -139,17 +160,7 @@ def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents
     tmp_path,
 ) -> None:
     embedder = SlowEmbedder(delay_s=0.15)
-    settings = Settings(
-        home=tmp_path / "home",
-        parse_workers=1,
-        embed_batch=8,
-        chunk_units=80,
-        chunk_overlap_units=8,
-    )
-    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
-        svc.kbs.create("kb", mode="index")
-        job = svc.builds.start("kb", UPLOADS)
-        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
+    with embedding_build(tmp_path, embedder) as (svc, job):
         embedder.delay_s = 1.0  # a slow step is in hand when the cancel comes
         wait_for(lambda: embedder.calls >= 2, "a step in hand")
         view, took = cancel_and_time(svc, job)
@@ -173,17 +184,7 @@ def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents
 
 def test_a_cancelled_build_is_resumed_by_the_command_line_resume(tmp_path) -> None:
     embedder = SlowEmbedder(delay_s=0.1)
-    settings = Settings(
-        home=tmp_path / "home",
-        parse_workers=1,
-        embed_batch=8,
-        chunk_units=80,
-        chunk_overlap_units=8,
-    )
-    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
-        svc.kbs.create("kb", mode="index")
-        job = svc.builds.start("kb", UPLOADS)
-        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
+    with embedding_build(tmp_path, embedder) as (svc, job):
         view, _ = cancel_and_time(svc, job)
         assert view.state == "cancelled" and view.report.left
         embedder.delay_s = 0.0

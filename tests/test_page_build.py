@@ -17,23 +17,9 @@ ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止�
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A temp home; the app's cached service is closed afterwards (frees Milvus Lite's lock)."""
-    from zhixing.app.background import build_jobs
-    from zhixing.app.services import knowledge_service
-
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    build_jobs.clear()
-    yield home
-    build_jobs().wait_all(120)
-    build_jobs.clear()
-    if (home / "catalog.db").exists():
-        knowledge_service().close()
-    knowledge_service.clear()
+def home(build_home):
+    """A temp home; the app's builds and cached service are cleared (frees Milvus Lite's lock)."""
+    return build_home
 
 
 @pytest.fixture
