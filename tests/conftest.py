@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,12 @@ def write_docs(folder: Path, documents: Mapping[str, str]) -> Path:
     for name, text in documents.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
+
+
+def markdown_document(title: str, sections: Iterable[tuple[str, str]]) -> bytes:
+    """A Markdown document: `# title`, then a `## heading` section a (heading, text) pair."""
+    body = "".join(f"## {heading}\n\n{text}\n\n" for heading, text in sections)
+    return f"# {title}\n\n{body}".encode()
 
 
 def built_home(where: Path, embedder: BuiltinEmbedder, kb: str, documents: dict[str, str]) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import markdown_document
 from tests.fakes import HashEmbedder
 from zhixing.core.build.background import BuildJobs
 from zhixing.core.build.events import STAGES, BuildReport, ProgressEvent, RateClock
@@ -18,13 +19,16 @@ from zhixing.core.service import KnowledgeService
 
 def long_document(sections: int = 90) -> bytes:
     """One Markdown document that makes well over a hundred chunks."""
-    body = "".join(
-        f"## Rule {i}\n\n"
-        + " ".join(f"Rule {i} says the service {verb} request {i}." for verb in VERBS * 12)
-        + "\n\n"
-        for i in range(sections)
+    return markdown_document(
+        "Service rules",
+        (
+            (
+                f"Rule {i}",
+                " ".join(f"Rule {i} says the service {v} request {i}." for v in VERBS * 12),
+            )
+            for i in range(sections)
+        ),
     )
-    return f"# Service rules\n\n{body}".encode()
 
 
 VERBS = ("checks", "logs", "signs", "limits", "validates", "audits")

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import markdown_document
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import HashEmbedder
 from zhixing.core.build.background import BuildJobs, JobView
@@ -27,13 +28,16 @@ RULES = ("checks", "logs", "signs", "limits", "validates", "audits")
 
 def document(i: int, sections: int = 3) -> bytes:
     """A small Markdown document of a few chunks (with `chunk_units` 80)."""
-    body = "".join(
-        f"## Rule {i}.{s}\n\n"
-        + " ".join(f"Service {i} {verb} request {s} before it is served." for verb in RULES)
-        + "\n\n"
-        for s in range(sections)
+    return markdown_document(
+        f"Policy {i}",
+        (
+            (
+                f"Rule {i}.{s}",
+                " ".join(f"Service {i} {v} request {s} before it is served." for v in RULES),
+            )
+            for s in range(sections)
+        ),
     )
-    return f"# Policy {i}\n\n{body}".encode()
 
 
 UPLOADS = [(f"policy-{i}.md", document(i)) for i in range(8)]

@@ -7,6 +7,7 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import markdown_document
 from tests.pages import open_page, run
 from zhixing.core.config import Settings
 from zhixing.core.embed import E5Embedder
@@ -214,13 +215,13 @@ def _slow_embedder_estimate() -> None:
 def _rules(sections: int = 60) -> bytes:
     """One document of more than a hundred chunks: its embedding takes several steps."""
     verbs = ("checks", "logs", "signs", "limits", "validates", "audits") * 12
-    body = "".join(
-        f"## Rule {i}\n\n"
-        + " ".join(f"Rule {i}: the service {v} request {i}." for v in verbs)
-        + "\n\n"
-        for i in range(sections)
+    return markdown_document(
+        "Service rules",
+        (
+            (f"Rule {i}", " ".join(f"Rule {i}: the service {v} request {i}." for v in verbs))
+            for i in range(sections)
+        ),
     )
-    return f"# Service rules\n\n{body}".encode()
 
 
 def _create(at: AppTest, name: str, files: list[tuple[str, bytes, str]], mode: str) -> None:
