@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from jinja2 import Environment, FileSystemLoader
 from pyvis.network import Network
 
-from ..core.models import GraphEdgeView, GraphNodeView
+from ..core.models.graph import GraphEdgeView, GraphNodeView
 
 __all__ = [
     "RenderedGraph",

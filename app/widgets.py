@@ -14,6 +14,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from ..core.errors import ZhixingError
 from ..core.service import KnowledgeService, ProgressEvent
 from .background import stage_text
+from .services import session_service
 from .strings import shell as T
 
 R = TypeVar("R")
@@ -123,6 +124,17 @@ def empty_state(service: KnowledgeService) -> bool:
         build_sample(service)
         st.rerun()
     return False
+
+
+def open_page(title: str, caption: str) -> tuple[KnowledgeService, list[str]]:
+    """Head a page that works over knowledge bases: the session's service and its knowledge
+    bases' names, under the title and caption; with none yet, the empty state ends the page."""
+    service = session_service()
+    st.title(title)
+    st.caption(caption)
+    if not empty_state(service):
+        st.stop()
+    return service, kb_names(service)
 
 
 def build_sample(service: KnowledgeService) -> None:

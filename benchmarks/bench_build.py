@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,21 +19,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from common import write_results  # noqa: E402
 
-def _zhixing(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ZHIXING_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "zhixing.cli.main", *args],
-        cwd=ROOT,
-        env=env,
-        text=True,
-        capture_output=True,
-        check=False,
-    )
+from tests.command import zhixing_process  # noqa: E402
 
 
 def _subset(corpus: Path, limit: int | None, folder: Path) -> Path:
@@ -52,11 +41,11 @@ def _subset(corpus: Path, limit: int | None, folder: Path) -> Path:
 
 def bench_index_build(home: Path, corpus: Path) -> dict:
     passages = sum(1 for line in corpus.open(encoding="utf-8") if line.strip())
-    created = _zhixing(home, "kb", "create", "wiki")
+    created = zhixing_process(home, "kb", "create", "wiki")
     if created.returncode:
         raise SystemExit(created.stderr)
     start = time.perf_counter()
-    added = _zhixing(home, "add", "wiki", str(corpus), "--json")
+    added = zhixing_process(home, "add", "wiki", str(corpus), "--json")
     seconds = time.perf_counter() - start
     if added.returncode:
         raise SystemExit(added.stderr)
@@ -168,10 +157,7 @@ def main() -> None:
     else:
         print(f"skipped the build and search benchmarks: {corpus} is missing")
     _print(rows)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "build.json"
-    out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {out.relative_to(ROOT)}")
+    write_results("build.json", rows)
 
 
 if __name__ == "__main__":

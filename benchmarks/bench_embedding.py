@@ -21,8 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT.parent / "shared" / "data" / "eval"
-RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
+
+from common import write_results  # noqa: E402
 
 from zhixing.core.embed import BuiltinEmbedder, E5Embedder, text_units  # noqa: E402
 
@@ -80,10 +81,7 @@ def main() -> None:
                 f"{model.name:10} {lang:4} {row['passages_per_s']:11} {row['units_per_s']:9}"
                 f" {row['query_p50_ms']:13}"
             )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "embedding.json"
-    out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {out.relative_to(ROOT)}")
+    write_results("embedding.json", rows)
 
 
 if __name__ == "__main__":

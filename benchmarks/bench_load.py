@@ -19,7 +19,6 @@ benchmarks/results/load.json with the machine's facts.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -35,11 +34,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_query import _p, _title_questions  # noqa: E402
+from common import write_results  # noqa: E402
 
 from zhixing.core.build.events import ProgressEvent  # noqa: E402
 from zhixing.core.config import Settings  # noqa: E402
@@ -361,21 +360,13 @@ def _machine() -> dict:
 
 def _commit() -> str | None:
     """The commit measured, with `+dirty` when the working tree has changes; None outside git."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
     except OSError:
         return None
     if head.returncode:
@@ -456,10 +447,7 @@ def main() -> None:
         },
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "load.json"
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {out.relative_to(ROOT)}")
+    write_results("load.json", result)
 
 
 if __name__ == "__main__":

@@ -39,10 +39,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT.parent / "shared" / "data" / "eval"
-RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from common import write_results  # noqa: E402
 from dev_sets import DEV_SETS, write_dev_set  # noqa: E402
 
 from zhixing.core.config import Settings  # noqa: E402
@@ -486,10 +486,7 @@ def main() -> None:
                     f"  {pooled['one_search_top10']:.3f} -> {pooled['ask']:.3f}"
                     f"  (weight {r['support_left_out']})"
                 )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"quality{tag}.json"
-    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {out.relative_to(ROOT)}")
+    write_results(f"quality{tag}.json", report)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
+
+from common import write_results  # noqa: E402
 
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of  # noqa: E402
 from zhixing.core.config import Settings  # noqa: E402
@@ -220,10 +221,7 @@ def main() -> None:
         print(
             f"{row['benchmark']:26} {'yes' if row['met'] else 'NO':4} {result}  (goal {row['goal']})"
         )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "query.json"
-    out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {out.relative_to(ROOT)}")
+    write_results("query.json", rows)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_l
 from ..core.search import STRATEGIES, parse_strategies
 from ..core.trace import AskEvent, EventSink, TraceEvent, is_search
 from . import mcp_server, serve  # noqa: E402
+from .output import emit_json, print_rows  # noqa: E402
 
 if TYPE_CHECKING:
     from ..core.service import KnowledgeService
@@ -197,11 +198,6 @@ def _service(settings: Settings) -> KnowledgeService:  # imported lazily: `--hel
     return KnowledgeService(settings)
 
 
-def _emit_json(value: Any, out: TextIO | None = None) -> None:
-    # sys.stdout is read when called, not when defined: it may have been replaced since.
-    (out or sys.stdout).write(json.dumps(value, ensure_ascii=False) + "\n")
-
-
 # --- knowledge bases -----------------------------------------------------------------------
 
 
@@ -211,6 +207,11 @@ def _kb_create(args: argparse.Namespace, settings: Settings) -> int:
         kb = svc.kbs.create(args.name, mode=args.mode, tags=tags, description=args.description)
     print(f"Created knowledge base {kb.name!r} (mode {kb.mode}).")
     return 0
+
+
+def _kb_line(r: dict[str, Any]) -> str:
+    tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
+    return f"{r['name']}\t{r['mode']}\t{r['documents']} documents\t{r['chunks']} chunks{tags}"
 
 
 def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -226,16 +227,8 @@ def _kb_list(args: argparse.Namespace, settings: Settings) -> int:
             }
             for row in svc.kbs.overview()
         ]
-    if args.json:
-        _emit_json(rows)
-    elif not rows:
-        print("No knowledge bases yet; create one with: zhixing kb create NAME")
-    else:
-        for r in rows:
-            tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
-            print(
-                f"{r['name']}\t{r['mode']}\t{r['documents']} documents\t{r['chunks']} chunks{tags}"
-            )
+    empty = "No knowledge bases yet; create one with: zhixing kb create NAME"
+    print_rows(rows, as_json=args.json, empty=empty, line=_kb_line)
     return 0
 
 
@@ -323,7 +316,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
     if report.stopped:
         print(f"stopped: {report.stopped}", file=sys.stderr)
     if args.json:
-        _emit_json(report.to_json())
+        emit_json(report.to_json())
     else:
         print(
             f"{args.name}: {len(report.added)} added ({len(report.replaced)} replaced), "
@@ -361,7 +354,7 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
         if report.stopped:
             print(f"stopped: {report.stopped}", file=sys.stderr)
     if args.json:
-        _emit_json([r.to_json() for r in reports])
+        emit_json([r.to_json() for r in reports])
     elif not reports:
         print("No interrupted build to resume.")
     else:
@@ -371,6 +364,11 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
                 f"{len(r.failed)} failed, {r.chunks} chunks in {r.seconds:.1f}s."
             )
     return 0 if all(r.ok for r in reports) else 1
+
+
+def _document_line(r: dict[str, Any]) -> str:
+    error = f"\t{r['error']}" if r["error"] else ""
+    return f"{r['document']}\t{r['pages']} pages\t{r['chunks']} chunks\t{r['status']}{error}"
 
 
 def _docs(args: argparse.Namespace, settings: Settings) -> int:
@@ -386,16 +384,8 @@ def _docs(args: argparse.Namespace, settings: Settings) -> int:
         }
         for d in docs
     ]
-    if args.json:
-        _emit_json(rows)
-    elif not rows:
-        print(f"{args.name!r} has no documents yet; add some with: zhixing add {args.name} PATH")
-    else:
-        for r in rows:
-            error = f"\t{r['error']}" if r["error"] else ""
-            print(
-                f"{r['document']}\t{r['pages']} pages\t{r['chunks']} chunks\t{r['status']}{error}"
-            )
+    empty = f"{args.name!r} has no documents yet; add some with: zhixing add {args.name} PATH"
+    print_rows(rows, as_json=args.json, empty=empty, line=_document_line)
     return 0
 
 
@@ -443,7 +433,7 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         }
         if summary is not None:
             out["summary"] = summary.to_json()
-        _emit_json(out)
+        emit_json(out)
         return 0
     if summary is not None:
         _print_answer(summary)
@@ -508,10 +498,10 @@ def _search_batch(
                 if error is not None:
                     failed += 1
                     print(f"zhixing: {error}", file=sys.stderr)
-                    _emit_json({"id": ident, "hits": [], "error": error})
+                    emit_json({"id": ident, "hits": [], "error": error})
                     continue
                 hits = next(results)
-                _emit_json(
+                emit_json(
                     {"id": ident, "hits": [h.to_public_json(i) for i, h in enumerate(hits, 1)]}
                 )
             sys.stdout.flush()
@@ -527,7 +517,7 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
         if args.entity is None:
             stats = svc.graph.stats(args.name)
             if args.json:
-                _emit_json(stats.to_json())
+                emit_json(stats.to_json())
             else:
                 types = ", ".join(f"{t} {n}" for t, n in stats.types.items()) or "none"
                 print(
@@ -537,7 +527,7 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
             return 0
         view = svc.graph.neighbourhood(args.name, args.entity, hops=args.hops, limit=args.limit)
     if args.json:
-        _emit_json(view.to_json())
+        emit_json(view.to_json())
         return 0
     names = {n.id: n.name for n in view.nodes}
     for node in view.nodes:
@@ -634,7 +624,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         result = svc.search.ask(question, names, max_rounds=args.max_rounds, on_event=on_event)
     if args.json:
-        _emit_json(result.to_json())
+        emit_json(result.to_json())
     elif live is not None and live.shown:
         live.finish(result.answer)
     else:
@@ -724,7 +714,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         write_findings(findings, findings_to, __version__)
         print(f"Wrote {len(findings)} finding(s) to {findings_to}.", file=sys.stderr)
     if args.json:
-        _emit_json(result.to_json())
+        emit_json(result.to_json())
     else:
         sys.stdout.write(result.report)
     return 0
@@ -757,7 +747,7 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         summary = svc.kbs.export_archive(args.name, args.file)
     if args.json:
-        _emit_json(summary.to_json())
+        emit_json(summary.to_json())
     else:
         print(f"Exported {args.name!r} to {args.file}: {_counts_line(summary.counts)}.")
     return 0
@@ -767,7 +757,7 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     with _service(settings) as svc:
         summary = svc.kbs.import_archive(args.file, as_name=args.as_name)
     if args.json:
-        _emit_json(summary.to_json())
+        emit_json(summary.to_json())
     else:
         how = f", re-embedded with {summary.embedding}" if summary.reembedded else ""
         print(f"Imported {summary.name!r} from {args.file}: {_counts_line(summary.counts)}{how}.")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..core.auth import MIN_PASSWORD, ROLES, is_loopback
 from ..core.config import Settings
 from ..core.errors import ConfigError
+from .output import print_rows
 
 if TYPE_CHECKING:
     from ..core.service import KnowledgeService
@@ -131,13 +132,12 @@ def _user_list(args: argparse.Namespace, settings: Settings) -> int:
         {"name": u.name, "role": u.role, "password": bool(u.password_hash), "created": u.created_at}
         for u in users
     ]
-    if args.json:
-        print(json.dumps(rows, ensure_ascii=False))
-    elif not rows:
-        print("No users yet; add one with: zhixing user add NAME --role admin")
-    else:
-        for r in rows:
-            print(f"{r['name']}\t{r['role']}\t{'password' if r['password'] else 'oidc'}")
+    print_rows(
+        rows,
+        as_json=args.json,
+        empty="No users yet; add one with: zhixing user add NAME --role admin",
+        line=lambda r: f"{r['name']}\t{r['role']}\t{'password' if r['password'] else 'oidc'}",
+    )
     return 0
 
 

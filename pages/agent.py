@@ -19,10 +19,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from zhixing.app.rounds import RoundsView, render_answer
-from zhixing.app.services import session_service
 from zhixing.app.strings import agent as T
 from zhixing.app.tasks import TaskView, render_result
-from zhixing.app.widgets import ROOT, empty_state, guarded, inert, kb_names, show_error
+from zhixing.app.widgets import ROOT, guarded, inert, open_page, show_error
 from zhixing.core.models import Conversation, Turn
 from zhixing.core.service import ARCHIVE_SUFFIXES, KnowledgeService
 
@@ -106,13 +105,7 @@ def start_conversation() -> None:
         st.session_state[CURRENT] = made.id
 
 
-service = session_service()
-st.title(T.TITLE)
-st.caption(T.CAPTION)
-if not empty_state(service):
-    st.stop()
-
-names = kb_names(service)
+service, names = open_page(T.TITLE, T.CAPTION)
 st.page_link(ROOT / "pages" / "recall.py", label=T.ASK_IN_NOTEBOOK, icon="🔎")
 workspace = None
 # An upload goes to the service as bytes: it stages and removes them (server-made names).

@@ -16,7 +16,7 @@ from zhixing.app.graph_html import render_graph
 from zhixing.app.services import session_service
 from zhixing.app.strings import graph as T
 from zhixing.app.widgets import empty_state, guarded, inert, kb_names
-from zhixing.core.models import EntityDetails
+from zhixing.core.models.graph import EntityDetails
 from zhixing.core.service import GraphFormat, KnowledgeService
 
 HEIGHT = 650

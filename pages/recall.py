@@ -21,9 +21,8 @@ from zhixing.app.notebook import (
     show_cell,
     show_flash,
 )
-from zhixing.app.services import session_service
 from zhixing.app.strings import recall as T
-from zhixing.app.widgets import empty_state, guarded, inert, kb_names
+from zhixing.app.widgets import guarded, inert, open_page
 from zhixing.core.errors import ZhixingError
 from zhixing.core.service import KnowledgeService
 
@@ -60,13 +59,7 @@ def import_file(service: KnowledgeService, notebook: str) -> None:
         flash("success", T.IMPORTED_CELLS.format(n=added))
 
 
-service = session_service()
-st.title(T.TITLE)
-st.caption(T.CAPTION)
-if not empty_state(service):
-    st.stop()
-
-names = kb_names(service)
+service, names = open_page(T.TITLE, T.CAPTION)
 scope = st.multiselect(
     T.SCOPE_LABEL,
     [T.SCOPE_ALL, *names],

@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -26,6 +27,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+TIMEOUT_MS = 120_000
 
 
 def require_chromium() -> None:
@@ -97,6 +99,30 @@ def stop(process: subprocess.Popen, timeout_s: float = 10) -> None:
         process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, closed on the way out (`require_chromium` first)."""
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_page(browser, url: str) -> Any:  # noqa: ANN001
+    """A page of a new zh-CN context, 1400x1000, at `url` once the app has drawn it."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    settle(page)
+    return page
 
 
 def settle(page, timeout_ms: float = 120_000) -> None:  # noqa: ANN001

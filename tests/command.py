@@ -2,7 +2,7 @@
 
 Tests of the command run it here, so they cost no interpreter start or model load per call;
 a few end-to-end tests (tests/test_cli.py's first, test_cli_run.py, test_hostile_cli.py,
-test_faults.py) still run it as a real process.
+test_faults.py) still run it as a real process (`zhixing_process`, `run_python`).
 """
 
 from __future__ import annotations
@@ -10,13 +10,17 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from zhixing.cli.main import main
 
-__all__ = ["Ran", "zhixing", "zx"]
+__all__ = ["ROOT", "Ran", "run_python", "zhixing", "zhixing_process", "zx"]
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Settings a developer's shell may carry that would take a test off its offline default.
 _CLEARED = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ZHIXING_CHAT_MODEL", "ZHIXING_EMBEDDING")
@@ -65,3 +69,40 @@ def zx(home: Path, *args: str, check: bool = True, env: Mapping[str, str] | None
     if check and result.returncode != 0:
         raise AssertionError(f"zhixing {' '.join(args)} failed:\n{result.stderr}")
     return result
+
+
+def run_python(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` as a real process in the repository root, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        input=input,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+        check=check,
+    )
+
+
+def zhixing_process(
+    home: Path,
+    *args: str,
+    env: Mapping[str, str | None] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`zhixing ARGS` as a real process with ZHIXING_HOME=home, in this environment changed by
+    `env` (a None removes a variable)."""
+    environ = {**os.environ, "ZHIXING_HOME": str(home)}
+    for name, value in (env or {}).items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    return run_python("-m", "zhixing.cli.main", *args, env=environ, timeout=timeout)

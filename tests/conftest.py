@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -20,15 +21,26 @@ def shared(*parts: str) -> Path:
     return path
 
 
+def write_docs(folder: Path, documents: Mapping[str, str]) -> Path:
+    """Make `folder` with one UTF-8 file a document (name -> text); return the folder."""
+    folder.mkdir()
+    for name, text in documents.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def markdown_document(title: str, sections: Iterable[tuple[str, str]]) -> bytes:
+    """A Markdown document: `# title`, then a `## heading` section a (heading, text) pair."""
+    body = "".join(f"## {heading}\n\n{text}\n\n" for heading, text in sections)
+    return f"# {title}\n\n{body}".encode()
+
+
 def built_home(where: Path, embedder: BuiltinEmbedder, kb: str, documents: dict[str, str]) -> Path:
     """A home under `where` whose knowledge base `kb` holds `documents` (name -> text), built
     offline with `embedder`."""
     from zhixing.core.service import KnowledgeService
 
-    docs = where / "docs"
-    docs.mkdir()
-    for name, text in documents.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    docs = write_docs(where / "docs", documents)
     home = where / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
         svc.kbs.create(kb)
@@ -102,6 +114,18 @@ def app_home(tmp_path, monkeypatch):
     if (home / "catalog.db").exists():
         knowledge_service().close()
     knowledge_service.clear()
+
+
+@pytest.fixture
+def build_home(app_home):
+    """`app_home` for a page that builds: the app's build jobs cleared before, and finished (two
+    minutes at most) and cleared after, before the service is closed."""
+    from zhixing.app.background import build_jobs
+
+    build_jobs.clear()
+    yield app_home
+    build_jobs().wait_all(120)
+    build_jobs.clear()
 
 
 @pytest.fixture(scope="session")

@@ -5,11 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import signal
 import sqlite3
+import subprocess
 import sys
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tests.command import ROOT
 from tests.fake_openai import default_responder
 
 _WORDS = ["Kernel", "Packet", "Cipher", "Router", "Audit", "Token", "Session", "Vault"]
@@ -168,3 +173,24 @@ def confined(
     to it as to anyone) and/or unable to write a file past `file_limit` bytes."""
     setup = {"drop_root_overrides": drop_root_overrides, "file_limit": file_limit}
     return [sys.executable, "-c", _LAUNCHER, json.dumps(setup), *command]
+
+
+def kill_midway(
+    args: list[str], env: Mapping[str, str], until: Callable[[], bool], poll_s: float
+) -> subprocess.Popen[bytes]:
+    """Start `zhixing ARGS` as a process, wait (two minutes at most) until `until()` holds, and
+    kill it with SIGKILL, as a power cut would; return the killed process."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zhixing.cli.main", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not until() and time.monotonic() < deadline:
+        assert process.poll() is None, "the build finished before it could be killed"
+        time.sleep(poll_s)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    return process

@@ -62,3 +62,20 @@ def say(at: AppTest, message: str, key: str = "agent-input") -> AppTest:
 def everything(at: AppTest) -> str:
     """All the page shows, main area and sidebar, as one string to search."""
     return str(list(at.main)) + str(list(at.sidebar))
+
+
+def ask_recall(at: AppTest, question: str, mode: str = "answer") -> AppTest:
+    """Type a question into the recall notebook's new cell, pick its mode and send the form."""
+    at.text_input(key="recall-query").input(question)
+    at.radio(key="recall-mode").set_value(mode)
+    at.button(key="recall-run").click()
+    return run(at)
+
+
+def recall_cells(at: AppTest) -> list[str]:
+    """The questions of the recall notebook's cells, in order, as the page shows them."""
+    return [
+        m.value.split("** ", 1)[1]
+        for m in at.markdown
+        if m.value.startswith("**") and ".** " in m.value
+    ]

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     ROOT,
+    chromium,
     is_local,
     require_chromium,
     serve_app,
@@ -90,13 +89,8 @@ def llm_url(servers: Servers) -> str:
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

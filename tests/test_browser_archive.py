@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app, settle
+from tests.browser import chromium, open_page, require_chromium, serve_app, settle
 from tests.hostile_archives import MiB, long_name_tar
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
@@ -62,18 +62,11 @@ def test_an_uploaded_tar_with_a_600_mib_name_is_refused_in_bounded_memory(
     served,  # noqa: ANN001
     kind: bytes,
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, home, root = served
     archive = long_name_tar(root / f"project-{kind.decode()}.tar.gz", kind, declared=600 * MiB)
     server = _server(url)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{url}/agent")
-        settle(page)
+    with chromium() as browser:
+        page = open_page(browser, f"{url}/agent")
         page.locator(".st-key-agent-archive input[type=file]").set_input_files(
             {
                 "name": "project.tar.gz",
@@ -89,7 +82,6 @@ def test_an_uploaded_tar_with_a_600_mib_name_is_refused_in_bounded_memory(
         alert.first.wait_for(timeout=TIMEOUT_MS)
         settle(page)
         shown = alert.first.inner_text()
-        browser.close()
     assert "600 MiB" in shown and "a" * 61 not in shown, shown[:400]
     assert len(shown) < 400
     assert _peak_rss(server) < PEAK_BYTES, f"VmHWM {_peak_rss(server) / MiB:.0f} MiB"

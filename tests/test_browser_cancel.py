@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app, settle
+from tests.browser import chromium, require_chromium, serve_app, settle
 from tests.fake_openai import FakeOpenAI
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
@@ -40,13 +40,8 @@ def _files(folder: Path, count: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

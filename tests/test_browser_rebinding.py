@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve_app, settle
+from tests.test_inert_text import DOCUMENT, PLANTED_NAME
 from zhixing.app.strings.shell import ZH
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -19,14 +20,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 TIMEOUT_MS = 120_000
 ATTACKER = "attacker.test"
 SECRET = "secret-plans"  # the knowledge base a foreign page must not learn of
-PLANTED_NAME = "sign-in-www.evil.test.md"
-DOCUMENT = (
-    "# 会话管理\n\n"
-    "会话令牌在空闲 15 分钟后失效，失效后请[重新登录](https://evil.test/login)，"
-    "或打开 https://evil.test/signin 、<https://evil.test/x>、www.evil.test，"
-    "或写信给 help@evil.test。\n\n"
-    "![beacon](https://evil.test/beacon.png)\n"
-)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_chromium, serve_app, settle
+from tests.browser import ROOT, chromium, open_page, require_chromium, serve_app, settle
 from tests.command import zx
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
@@ -52,15 +52,8 @@ def test_the_command_builds_while_the_served_app_answers_on_one_milvus_server(
         assert svc.builds.add("team", [docs / "base.md"]).ok
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ZHIXING_"))}
     env |= {"ZHIXING_HOME": str(home), "ZHIXING_MILVUS_URI": milvus_server}
-    from playwright.sync_api import sync_playwright
-
-    with serve_app(home, {"ZHIXING_MILVUS_URI": milvus_server}) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
-        page = page.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{url}/recall")
-        settle(page)
+    with serve_app(home, {"ZHIXING_MILVUS_URI": milvus_server}) as url, chromium() as browser:
+        page = open_page(browser, f"{url}/recall")
         assert "base.md" in _search(page, "How often do keys rotate?")  # the app has the store
         build = subprocess.Popen(
             [sys.executable, "-m", "zhixing.cli.main", "add", "team", str(docs), "--json"],
@@ -83,7 +76,6 @@ def test_the_command_builds_while_the_served_app_answers_on_one_milvus_server(
         assert page.get_by_test_id("stException").count() == 0
         # What the command built, the served app finds (one catalog, one Milvus server).
         assert "note-7.md" in _search(page, "Which runbook restarts queue worker zebra7?")
-        browser.close()
     listed = zx(home, "docs", "team", "--json", env={"ZHIXING_MILVUS_URI": milvus_server})
     documents = json.loads(listed.stdout)
     assert len(documents) == ADDED + 1 and {d["status"] for d in documents} == {"indexed"}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_docs
 from zhixing.core.errors import NotFoundError, StoreError
 from zhixing.core.search import STRATEGIES
 
@@ -34,11 +35,7 @@ Stored procedures are safe only when they do not build dynamic SQL.
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "policy.md").write_text(POLICY, encoding="utf-8")
-    (folder / "sql.txt").write_text(GUIDE, encoding="utf-8")
-    return folder
+    return write_docs(tmp_path / "docs", {"policy.md": POLICY, "sql.txt": GUIDE})
 
 
 def _vector_count(service, name: str) -> int:

@@ -9,22 +9,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import markdown_document
 from tests.fakes import HashEmbedder
 from zhixing.core.build.background import BuildJobs
-from zhixing.core.build.events import STAGES, ProgressEvent, RateClock
+from zhixing.core.build.events import STAGES, BuildReport, ProgressEvent, RateClock
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
 
 def long_document(sections: int = 90) -> bytes:
     """One Markdown document that makes well over a hundred chunks."""
-    body = "".join(
-        f"## Rule {i}\n\n"
-        + " ".join(f"Rule {i} says the service {verb} request {i}." for verb in VERBS * 12)
-        + "\n\n"
-        for i in range(sections)
+    return markdown_document(
+        "Service rules",
+        (
+            (
+                f"Rule {i}",
+                " ".join(f"Rule {i} says the service {v} request {i}." for v in VERBS * 12),
+            )
+            for i in range(sections)
+        ),
     )
-    return f"# Service rules\n\n{body}".encode()
 
 
 VERBS = ("checks", "logs", "signs", "limits", "validates", "audits")
@@ -57,14 +61,22 @@ def doc(tmp_path: Path) -> Path:
     return path
 
 
+def build_with_events(
+    tmp_path: Path, doc: Path, *, embed_batch: int
+) -> tuple[list[ProgressEvent], BuildReport]:
+    """Build `doc` into an index-mode knowledge base; return every progress event and the report."""
+    events: list[ProgressEvent] = []
+    settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=embed_batch)
+    with KnowledgeService(settings, embedder=HashEmbedder()) as svc:
+        svc.kbs.create("kb", mode="index")
+        report = svc.builds.add("kb", [doc], on_event=events.append)
+    return events, report
+
+
 def test_a_one_document_build_moves_through_the_embedding_and_names_each_stage(
     tmp_path: Path, doc: Path
 ) -> None:
-    events: list[ProgressEvent] = []
-    settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=1000)
-    with KnowledgeService(settings, embedder=HashEmbedder()) as svc:
-        svc.kbs.create("kb", mode="index")
-        svc.builds.add("kb", [doc], on_event=events.append)
+    events, _ = build_with_events(tmp_path, doc, embed_batch=1000)
     assert {e.stage for e in events} <= set(STAGES)
     read = next(i for i, e in enumerate(events) if e.stage == "parse")
     assert events[read].done == events[read].total == 1  # the one document is read at once…
@@ -111,11 +123,7 @@ def test_a_running_job_shows_its_stage_and_a_fraction_between_its_steps(
 def test_the_indexed_chunks_rise_batch_by_batch_while_the_build_embeds(
     tmp_path: Path, doc: Path
 ) -> None:
-    events: list[ProgressEvent] = []
-    settings = Settings(home=tmp_path / "home", parse_workers=1, embed_batch=32)
-    with KnowledgeService(settings, embedder=HashEmbedder()) as svc:
-        svc.kbs.create("kb", mode="index")
-        report = svc.builds.add("kb", [doc], on_event=events.append)
+    events, report = build_with_events(tmp_path, doc, embed_batch=32)
     # Each batch says so once its vectors are written, with the chunks indexed so far …
     written = [e for e in events if e.stage == "indexing" and e.step == e.steps > 0]
     assert [e.chunks for e in written] == [

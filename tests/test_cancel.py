@@ -6,13 +6,16 @@ resume finishes it into the knowledge base a build without cancel makes."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import markdown_document
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import HashEmbedder
 from zhixing.core.build.background import BuildJobs
@@ -26,13 +29,16 @@ RULES = ("checks", "logs", "signs", "limits", "validates", "audits")
 
 def document(i: int, sections: int = 3) -> bytes:
     """A small Markdown document of a few chunks (with `chunk_units` 80)."""
-    body = "".join(
-        f"## Rule {i}.{s}\n\n"
-        + " ".join(f"Service {i} {verb} request {s} before it is served." for verb in RULES)
-        + "\n\n"
-        for s in range(sections)
+    return markdown_document(
+        f"Policy {i}",
+        (
+            (
+                f"Rule {i}.{s}",
+                " ".join(f"Service {i} {v} request {s} before it is served." for v in RULES),
+            )
+            for s in range(sections)
+        ),
     )
-    return f"# Policy {i}\n\n{body}".encode()
 
 
 UPLOADS = [(f"policy-{i}.md", document(i)) for i in range(8)]
@@ -92,6 +98,25 @@ def reference(svc: KnowledgeService, mode: str) -> tuple[int, int]:
     return assert_consistent(svc, "reference")
 
 
+@contextlib.contextmanager
+def embedding_build(
+    tmp_path: Path, embedder: SlowEmbedder
+) -> Iterator[tuple[KnowledgeService, JobView]]:
+    """An index-mode build of the uploads, in batches of 8 chunks, once its first is written."""
+    settings = Settings(
+        home=tmp_path / "home",
+        parse_workers=1,
+        embed_batch=8,
+        chunk_units=80,
+        chunk_overlap_units=8,
+    )
+    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
+        svc.kbs.create("kb", mode="index")
+        job = svc.builds.start("kb", UPLOADS)
+        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
+        yield svc, job
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(latency_s=0.6) as server:
@@ -140,17 +165,7 @@ def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents
     tmp_path,
 ) -> None:
     embedder = SlowEmbedder(delay_s=0.15)
-    settings = Settings(
-        home=tmp_path / "home",
-        parse_workers=1,
-        embed_batch=8,
-        chunk_units=80,
-        chunk_overlap_units=8,
-    )
-    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
-        svc.kbs.create("kb", mode="index")
-        job = svc.builds.start("kb", UPLOADS)
-        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
+    with embedding_build(tmp_path, embedder) as (svc, job):
         embedder.delay_s = 1.0  # a slow step is in hand when the cancel comes
         wait_for(lambda: embedder.calls >= 2, "a step in hand")
         view, took = cancel_and_time(svc, job)
@@ -174,17 +189,7 @@ def test_a_cancel_during_embedding_stops_between_steps_and_keeps_whole_documents
 
 def test_a_cancelled_build_is_resumed_by_the_command_line_resume(tmp_path) -> None:
     embedder = SlowEmbedder(delay_s=0.1)
-    settings = Settings(
-        home=tmp_path / "home",
-        parse_workers=1,
-        embed_batch=8,
-        chunk_units=80,
-        chunk_overlap_units=8,
-    )
-    with KnowledgeService(settings, embedder=embedder, jobs=BuildJobs()) as svc:
-        svc.kbs.create("kb", mode="index")
-        job = svc.builds.start("kb", UPLOADS)
-        wait_for(lambda: (svc.builds.job(job.id).chunks or 0) >= 8, "the first batch written")
+    with embedding_build(tmp_path, embedder) as (svc, job):
         view, _ = cancel_and_time(svc, job)
         assert view.state == "cancelled" and view.report.left
         embedder.delay_s = 0.0

@@ -4,34 +4,20 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.command import zx
+from tests.command import zhixing_process, zx
 from tests.conftest import shared
 from zhixing.core.search import STRATEGIES
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def zx_process(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`zhixing ARGS` as a real process, for the end-to-end test."""
-    env = {**os.environ, "ZHIXING_HOME": str(home)}
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("OPENAI_BASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "zhixing.cli.main", *args],
-        cwd=ROOT,
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
+    offline = {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}
+    return zhixing_process(home, *args, env=offline, timeout=300)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.command import Ran, zhixing
+from tests.conftest import write_docs
 from zhixing.core.config import Settings
 from zhixing.core.embed import E5Embedder, embedding_seconds, make_embedder, text_units
 from zhixing.core.errors import ConfigError, ZhixingError
@@ -36,11 +37,7 @@ def e5() -> E5Embedder:
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for name, text in DOCS.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
+    return write_docs(tmp_path / "docs", DOCS)
 
 
 def test_queries_and_passages_embed_apart_and_normalized(e5):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from zhixing.core.models import GraphStats
+from tests.conftest import write_docs
+from zhixing.core.models.graph import GraphStats
 
 ZH = """# 注入防护规范
 
@@ -35,11 +36,7 @@ Security events must be logged with a timestamp and the user id.
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "zh.md").write_text(ZH, encoding="utf-8")
-    (folder / "en.md").write_text(EN, encoding="utf-8")
-    return folder
+    return write_docs(tmp_path / "docs", {"zh.md": ZH, "en.md": EN})
 
 
 def _count(service, sql: str, *params) -> int:

@@ -6,17 +6,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import zhixing.core.extract
+from tests.command import ROOT, run_python
 from zhixing.core.extract import normalize_entity_name, offline_knowledge
 from zhixing.core.llm.schemas import ChunkKnowledge
 
-ROOT = Path(__file__).resolve().parents[1]
 SELF_REFERENCE = re.compile(
     r"this (document|cheat sheet|section|guide)|本文|本文档|本节|本章", re.I
 )
@@ -369,16 +366,7 @@ def test_the_same_text_gives_the_same_knowledge_in_threads_and_across_processes(
     text = "## 输出编码\n\n输出编码必须与解释器相关，以防止SQL注入和跨站脚本攻击（XSS）。"
     texts = [text] * 6
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-        check=True,
-    )
+    done = run_python("-c", _PROBE, input=json.dumps(texts), env=env, timeout=120, check=True)
     results = json.loads(done.stdout)
     here = graph(text, title="规范").model_dump()
     assert all(r == here for r in results)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,18 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.command import Ran, zhixing
+from tests.command import ROOT, Ran, zhixing
 from tests.fake_openai import FakeOpenAI
 from tests.faults_support import (
     catalog_counts,
     confined,
     graph_corpus,
     indexed_documents,
+    kill_midway,
     milvus_counts,
     responder,
     snapshot,
 )
-from tests.test_cli import ROOT
 from zhixing.core.build import ProgressEvent
 from zhixing.core.build.background import BuildJobs
 from zhixing.core.config import Settings
@@ -135,19 +134,12 @@ def test_a_killed_graph_build_resumes_to_exactly_the_uninterrupted_result(tmp_pa
     done = _cli(reference, fake, "add", "kg", str(corpus), "--json")
     assert done.returncode == 0, done.stderr
 
-    build = subprocess.Popen(
-        [sys.executable, "-m", "zhixing.cli.main", "add", "kg", str(corpus)],
-        cwd=ROOT,
-        env=_cli_env(killed, fake),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    build = kill_midway(
+        ["add", "kg", str(corpus)],
+        _cli_env(killed, fake),
+        until=lambda: indexed_documents(killed / "catalog.db") > 0,
+        poll_s=0.02,
     )
-    deadline = time.monotonic() + 120
-    while indexed_documents(killed / "catalog.db") == 0 and time.monotonic() < deadline:
-        assert build.poll() is None, "the build finished before it could be killed"
-        time.sleep(0.02)
-    build.send_signal(signal.SIGKILL)
-    build.wait()
     partial = indexed_documents(killed / "catalog.db")
     assert 0 < partial < n, "the kill must land mid-build for this test to mean anything"
     with sqlite3.connect(killed / "catalog.db") as conn:

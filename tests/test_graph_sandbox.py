@@ -12,7 +12,7 @@ import streamlit
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from zhixing.app.graph_html import render_graph
-from zhixing.core.models import GraphEdgeView, GraphNodeView
+from zhixing.core.models.graph import GraphEdgeView, GraphNodeView
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

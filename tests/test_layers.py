@@ -12,7 +12,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {f"zhixing.core.{m}" for m in ("service", "models", "errors", "config", "trace")}
+ALLOWED = {
+    f"zhixing.core.{m}" for m in ("service", "models", "models.graph", "errors", "config", "trace")
+}
 PACKAGES = ("core", "app", "cli", "pages")
 STORES = {"_home", "_access", "_catalog", "_graph", "_users", "_vectors", "_pipeline", "_engine"}
 

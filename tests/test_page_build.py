@@ -7,6 +7,7 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import markdown_document
 from tests.pages import open_page, run
 from zhixing.core.config import Settings
 from zhixing.core.embed import E5Embedder
@@ -17,23 +18,9 @@ ZH = "# 会话管理\n\n登录成功后必须重新生成会话标识，防止�
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A temp home; the app's cached service is closed afterwards (frees Milvus Lite's lock)."""
-    from zhixing.app.background import build_jobs
-    from zhixing.app.services import knowledge_service
-
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    build_jobs.clear()
-    yield home
-    build_jobs().wait_all(120)
-    build_jobs.clear()
-    if (home / "catalog.db").exists():
-        knowledge_service().close()
-    knowledge_service.clear()
+def home(build_home):
+    """A temp home; the app's builds and cached service are cleared (frees Milvus Lite's lock)."""
+    return build_home
 
 
 @pytest.fixture
@@ -228,13 +215,13 @@ def _slow_embedder_estimate() -> None:
 def _rules(sections: int = 60) -> bytes:
     """One document of more than a hundred chunks: its embedding takes several steps."""
     verbs = ("checks", "logs", "signs", "limits", "validates", "audits") * 12
-    body = "".join(
-        f"## Rule {i}\n\n"
-        + " ".join(f"Rule {i}: the service {v} request {i}." for v in verbs)
-        + "\n\n"
-        for i in range(sections)
+    return markdown_document(
+        "Service rules",
+        (
+            (f"Rule {i}", " ".join(f"Rule {i}: the service {v} request {i}." for v in verbs))
+            for i in range(sections)
+        ),
     )
-    return f"# Service rules\n\n{body}".encode()
 
 
 def _create(at: AppTest, name: str, files: list[tuple[str, bytes, str]], mode: str) -> None:

@@ -9,7 +9,9 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.pages import ask_recall as ask
 from tests.pages import open_page, run
+from tests.pages import recall_cells as cells
 from zhixing.core.answer_reply import NOT_FOUND_ZH
 
 TWO_ASPECTS = "密码存储和文件上传有什么要求？"  # offline: file uploads take a second round
@@ -20,23 +22,6 @@ def home(sample_home, app_home):
     """A copy of the built sample home, for the app."""
     shutil.copytree(sample_home, app_home)
     return app_home
-
-
-def ask(at: AppTest, question: str, mode: str = "answer") -> AppTest:
-    """Type a question into the new cell, pick its mode and send the form."""
-    at.text_input(key="recall-query").input(question)
-    at.radio(key="recall-mode").set_value(mode)
-    at.button(key="recall-run").click()
-    return run(at)
-
-
-def cells(at: AppTest) -> list[str]:
-    """The questions of the notebook's cells, in order, as the page shows them."""
-    return [
-        m.value.split("** ", 1)[1]
-        for m in at.markdown
-        if m.value.startswith("**") and ".** " in m.value
-    ]
 
 
 def tool(at: AppTest, name: str, index: int):

@@ -9,7 +9,8 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.pages import go, open_page, run, sign_in
+from tests.pages import ask_recall, go, open_page, run, sign_in
+from tests.pages import recall_cells as cells
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
@@ -22,18 +23,7 @@ def home(sample_home, app_home):
 
 
 def ask(at: AppTest, question: str) -> AppTest:
-    at.text_input(key="recall-query").input(question)
-    at.radio(key="recall-mode").set_value("search")
-    at.button(key="recall-run").click()
-    return run(at)
-
-
-def cells(at: AppTest) -> list[str]:
-    return [
-        m.value.split("** ", 1)[1]
-        for m in at.markdown
-        if m.value.startswith("**") and ".** " in m.value
-    ]
+    return ask_recall(at, question, mode="search")
 
 
 def choose(at: AppTest, scope: list[str]) -> AppTest:

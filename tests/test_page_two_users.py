@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import write_docs
 from tests.pages import go, open_page, run, say, sign_in
 from zhixing.core.config import Settings
 from zhixing.core.errors import AccessError
@@ -30,9 +31,7 @@ At level 3 a password has at least 16 characters and sign-in needs a hardware ke
 @pytest.fixture
 def served(app_home, monkeypatch, embedder):  # noqa: ANN001
     monkeypatch.setenv("ZHIXING_AUTH", "required")
-    docs = app_home.parent / "docs"
-    docs.mkdir()
-    (docs / "levels.md").write_text(LEVELS, encoding="utf-8")
+    docs = write_docs(app_home.parent / "docs", {"levels.md": LEVELS})
     with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
         for name, role in {"alice": "viewer", "bob": "viewer", "ed": "editor"}.items():
             svc.users.add(name, role, f"{name}-password")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import write_docs
 from tests.pages import go, open_page, run, sign_in
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
@@ -25,10 +26,7 @@ def shown(at: AppTest) -> str:
 def home(app_home, monkeypatch, embedder):  # noqa: ANN001
     """Logins on; alice (a viewer) may see "finance" for now, and "rules" always."""
     monkeypatch.setenv("ZHIXING_AUTH", "required")
-    docs = app_home.parent / "docs"
-    docs.mkdir()
-    (docs / "levels.md").write_text(RULES, encoding="utf-8")
-    (docs / "audit.md").write_text(AUDIT, encoding="utf-8")
+    docs = write_docs(app_home.parent / "docs", {"levels.md": RULES, "audit.md": AUDIT})
     with KnowledgeService(Settings(home=app_home), embedder=embedder) as svc:
         svc.users.add("alice", "viewer", "alice-password")
         svc.users.add("bob", "viewer", "bob-password")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import test_task_offline as offline
-from tests.command import zx
+from tests.command import Ran, zx
 from tests.pages import open_page, run
 from tests.real_llm import real_env, real_server, usage  # noqa: F401 (fixtures)
 from zhixing.core.answer_reply import NOT_FOUND_ZH
@@ -123,26 +124,22 @@ def test_a_graph_build_of_two_documents_through_the_model_is_whole_and_never_pau
     assert real / 2 <= estimated <= real * 2, (estimated, real)
 
 
-def test_search_summary_answers_the_hsts_question_from_its_top_hit(
-    built: dict[str, Any],
-    home: Path,
-    real_env: dict[str, str],  # noqa: F811
-    usage: None,  # noqa: F811
-) -> None:
-    ran = zx(home, "search", "web", QUESTION, "--summary", env=real_env)
+@pytest.fixture
+def web(built, home: Path, real_env: dict[str, str], usage) -> Callable[..., Ran]:  # noqa: F811
+    """`zhixing ARGS` against the built knowledge base with the real model, its usage logged."""
+    return lambda *args: zx(home, *args, env=real_env)
+
+
+def test_search_summary_answers_the_hsts_question_from_its_top_hit(web: Callable[..., Ran]) -> None:
+    ran = web("search", "web", QUESTION, "--summary")
     print(ran.stdout)
     assert "Strict-Transport-Security" in ran.stdout or "HSTS" in ran.stdout
     assert _says_the_max_age(ran.stdout.split("\n\n")[0] + ran.stdout), ran.stdout
     assert "No relevant information" not in ran.stdout, ran.stdout
 
 
-def test_ask_answers_the_hsts_question_from_its_top_hit(
-    built: dict[str, Any],
-    home: Path,
-    real_env: dict[str, str],  # noqa: F811
-    usage: None,  # noqa: F811
-) -> None:
-    ran = zx(home, "ask", "web", QUESTION, "--json", env=real_env)
+def test_ask_answers_the_hsts_question_from_its_top_hit(web: Callable[..., Ran]) -> None:
+    ran = web("ask", "web", QUESTION, "--json")
     result = json.loads(ran.stdout)
     answer = json.dumps(result.get("answer", result), ensure_ascii=False)
     print(answer)

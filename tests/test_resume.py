@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults_support import indexed_documents
-from tests.test_cli import ROOT, zx
+from tests.command import zx
+from tests.faults_support import indexed_documents, kill_midway
 from zhixing.core.store import VectorStore
 
 N = 160
@@ -41,19 +37,12 @@ def test_a_killed_build_resumes_without_duplicates_or_lost_chunks(tmp_path, back
     _corpus(corpus)
     zx(home, "kb", "create", "big", env=store)
     env = {**os.environ, "ZHIXING_HOME": str(home), **store}
-    build = subprocess.Popen(
-        [sys.executable, "-m", "zhixing.cli.main", "add", "big", str(corpus)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    kill_midway(
+        ["add", "big", str(corpus)],
+        env,
+        until=lambda: indexed_documents(home / "catalog.db") >= BATCH * 0.6,
+        poll_s=0.05,
     )
-    deadline = time.monotonic() + 120
-    while indexed_documents(home / "catalog.db") < BATCH * 0.6 and time.monotonic() < deadline:
-        assert build.poll() is None, "the build finished before it could be killed"
-        time.sleep(0.05)
-    build.send_signal(signal.SIGKILL)
-    build.wait()
     partial = indexed_documents(home / "catalog.db")
     assert 0 < partial < N, "the kill must land mid-build for this test to mean anything"
 

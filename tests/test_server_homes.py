@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from zhixing.core.config import Settings
-from zhixing.core.service import KnowledgeService
+from zhixing.core.service import Embedder, KnowledgeService
 
 TEAM = "# Passwords\n\nPasswords are hashed with bcrypt at cost 12 before they are stored.\n"
 STAGING = "# Transport\n\nEvery connection uses TLS 1.3; TLS 1.0 and 1.1 are switched off.\n"
@@ -62,8 +62,7 @@ def test_two_homes_on_one_server_never_change_each_other(
 
 
 def test_a_home_keeps_its_deployment_id_and_an_older_home_keeps_its_collections(
-    tmp_path: Path,
-    embedder,  # noqa: ANN001
+    tmp_path: Path, embedder: Embedder
 ) -> None:
     home = tmp_path / "home"
     with KnowledgeService(Settings(home=home), embedder=embedder) as svc:

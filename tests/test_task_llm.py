@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai import FakeOpenAI, _prompt_text, _schema_of
+from tests.test_task_offline import GUIDE_CLAUSES
 from zhixing.core.config import Settings
 from zhixing.core.llm.client import LLMClient
 from zhixing.core.service import KnowledgeService
@@ -138,14 +139,7 @@ def test_the_plan_is_revised_after_research_into_grounded_subtasks(home, embedde
     assert result.plan_before == PLAN
     # The offline plan, one subtask per clause, with the model's subtask on 3.1 in its place:
     # its goal and pattern beside the clause's own (core/task/planning.py).
-    assert [s.title for s in result.plan_after] == [
-        "3.1 SQL 注入防护",
-        "3.2 跨站脚本（XSS）防护",
-        "3.3 反序列化安全",
-        "3.4 日志安全",
-        "3.5 密钥管理",
-        "3.6 路径遍历防护",
-    ]
+    assert [s.title for s in result.plan_after] == GUIDE_CLAUSES
     sub = result.plan_after[0]
     assert sub.goal == "Find SQL built by concatenation and run with Statement"
     assert r"execute(Query|Update)?\(" in sub.patterns

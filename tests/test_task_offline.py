@@ -23,6 +23,15 @@ SHOP = SAMPLES / "springboot-shop"
 J = "src/main/java/com/example/shop"
 TASK = "对这个 Java SpringBoot 项目进行代码审计，参考 @kb 中的规范"
 GUIDE = "java-secure-coding-guideline.md"
+# The guideline's clauses, in order: the revised plan's subtasks, one a clause.
+GUIDE_CLAUSES = [
+    "3.1 SQL 注入防护",
+    "3.2 跨站脚本（XSS）防护",
+    "3.3 反序列化安全",
+    "3.4 日志安全",
+    "3.5 密钥管理",
+    "3.6 路径遍历防护",
+]
 
 # From samples/springboot-shop/README.md: (clause, file, acceptable lines) per planted issue.
 PLANTED = [
@@ -93,14 +102,7 @@ def test_no_finding_on_a_safe_look_alike(audit) -> None:  # noqa: ANN001
 def test_the_plan_is_revised_into_the_guideline_clauses(audit) -> None:  # noqa: ANN001
     result, events = audit
     after = [s.title for s in result.plan_after]
-    assert after == [
-        "3.1 SQL 注入防护",
-        "3.2 跨站脚本（XSS）防护",
-        "3.3 反序列化安全",
-        "3.4 日志安全",
-        "3.5 密钥管理",
-        "3.6 路径遍历防护",
-    ]
+    assert after == GUIDE_CLAUSES
     assert result.plan_before and result.plan_before != after
     assert all(s.knowledge and s.knowledge[0].document == GUIDE for s in result.plan_after)
     nodes = [e["node"] for e in events if "phase" not in e]

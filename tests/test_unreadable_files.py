@@ -108,23 +108,9 @@ def test_the_cli_indexes_the_readable_files_and_names_each_unreadable_one(tmp_pa
 
 
 @pytest.fixture
-def page_home(tmp_path, monkeypatch):
+def page_home(build_home):
     """A temp home for the app; its builds and cached service are cleared before and after."""
-    from zhixing.app.background import build_jobs
-    from zhixing.app.services import knowledge_service
-
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZHIXING_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ZHIXING_LANGUAGE"):
-        monkeypatch.delenv(name, raising=False)
-    knowledge_service.clear()
-    build_jobs.clear()
-    yield home
-    build_jobs().wait_all(120)
-    build_jobs.clear()
-    if (home / "catalog.db").exists():
-        knowledge_service().close()
-    knowledge_service.clear()
+    return build_home
 
 
 def _create(at: AppTest, name: str, files: list[tuple[str, bytes]]) -> AppTest:

@@ -15,7 +15,7 @@ from zhixing.app.graph_html import (
     render_graph,
     type_colours,
 )
-from zhixing.core.models import GraphEdgeView, GraphNodeView
+from zhixing.core.models.graph import GraphEdgeView, GraphNodeView
 
 NODES = [
     GraphNodeView(1, "SQL 注入", "weakness", 3, "把不可信输入拼进 SQL 语句。"),

@@ -8,7 +8,7 @@ import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from zhixing.app.graph_html import LABEL_PX, LABELLED, labelled, render_graph
-from zhixing.core.models import GraphEdgeView, GraphNodeView
+from zhixing.core.models.graph import GraphEdgeView, GraphNodeView
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Overwrite
 
 from ..search.query_terms import key_terms
@@ -28,6 +29,7 @@ __all__ = [
     "HISTORY_TURNS",
     "fresh_run",
     "history_text",
+    "on_thread",
     "resolve_followup",
     "thread_config",
     "turn_record",
@@ -72,6 +74,19 @@ def fresh_run(inputs: Mapping[str, Any], accumulating: Mapping[str, Any]) -> dic
     """A run's input on a thread: the state's accumulating fields start over (their reducers
     would otherwise add this run to the last one's), the thread's `turns` stay."""
     return {**inputs, **{k: Overwrite(v) for k, v in accumulating.items()}}
+
+
+def on_thread(
+    inputs: Mapping[str, Any],
+    accumulating: Mapping[str, Any],
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    thread: str | None,
+) -> tuple[dict[str, Any], BaseCheckpointSaver[Any] | None, dict[str, Any]]:
+    """A run's input, checkpointer and config: on a thread (a checkpointer and a thread id
+    both) its `fresh_run` input and the config naming the thread; else neither."""
+    if checkpointer is not None and thread:
+        return fresh_run(inputs, accumulating), checkpointer, thread_config(thread)
+    return dict(inputs), None, {}
 
 
 def turn_record(question: str, resolved: str, answer: str, kbs: Sequence[str]) -> dict[str, Any]:

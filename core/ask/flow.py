@@ -21,10 +21,9 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.binding import Resolver, RunContexts
-from ..agents.memory import fresh_run, thread_config
+from ..agents.graphs import Flow, add_nodes
+from ..agents.memory import on_thread
 from ..agents.streaming import stream_run
 from ..models import Hit
 from ..trace import AskSink, TraceEvent
@@ -62,12 +61,18 @@ def route_after_answer(state: AgentState) -> Literal["refine", "__end__"]:
 
 
 def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
-    graph.add_node("plan", node("plan", nodes.plan))
-    graph.add_node("retrieve", node("retrieve", nodes.retrieve))
-    graph.add_node("evaluate", node("evaluate", judge.evaluate))
-    graph.add_node("refine", node("refine", nodes.refine))
-    graph.add_node("merge", node("merge", answering.merge))
-    graph.add_node("answer", node("answer", answering.answer))
+    add_nodes(
+        graph,
+        node,
+        [
+            nodes.plan,
+            nodes.retrieve,
+            judge.evaluate,
+            nodes.refine,
+            answering.merge,
+            answering.answer,
+        ],
+    )
     graph.add_edge(START, "plan")
     graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "evaluate")
@@ -77,25 +82,9 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_conditional_edges("answer", route_after_answer, ["refine", END])
 
 
-def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
-    """Wire the nodes and routers into the compiled agentic graph (with the conversations'
-    checkpointer when runs go on threads)."""
-    graph = StateGraph(AgentState, context_schema=AgentContext)
-    _wire(graph, lambda _, fn: fn)
-    return graph.compile(name="agentic_retrieval", checkpointer=checkpointer)
-
-
-def build_bound_graph(
-    resolve: Resolver, options: type[Any]
-) -> CompiledStateGraph[AgentState, Any, AgentState, AgentState]:
-    """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
-    its context schema): each node gets `resolve(options)`, an `AgentContext`
-    (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
-    graph = StateGraph(AgentState, context_schema=options)
-    _wire(graph, RunContexts(resolve, entry="plan").bind)
-    return graph.compile(name="agentic_retrieval")
+_FLOW = Flow(AgentState, AgentContext, _wire, name="agentic_retrieval", entry="plan")
+build_graph = _FLOW.build  # the compiled graph, with a checkpointer when runs go on threads
+build_bound_graph = _FLOW.bind  # the graph for a host (LangGraph Studio) that runs it with JSON
 
 
 @dataclass
@@ -142,12 +131,8 @@ def rounds_from_events(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     return [rounds[n] for n in sorted(rounds)]
 
 
-@cache
-def _graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
-    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
-    return build_graph(checkpointer)
+# Compiling is pure wiring, so one compiled graph serves every run (per checkpointer).
+_graph = cache(build_graph)
 
 
 def run_agentic(
@@ -162,13 +147,9 @@ def run_agentic(
 
     With a `checkpointer` and a `thread` (a conversation's id) the run continues that thread:
     a follow-up question is read with the earlier turns (core/agents/memory.py)."""
-    inputs: dict[str, Any] = {"question": question}
-    if checkpointer is not None and thread:
-        inputs = fresh_run(inputs, {"asked": [], "evidence": {}})
-    else:
-        checkpointer = thread = None
-    graph = _graph(checkpointer)
-    events, final = stream_run(graph, inputs, context, on_event, thread_config(thread))
+    fresh: dict[str, Any] = {"asked": [], "evidence": {}}
+    inputs, checkpointer, config = on_thread({"question": question}, fresh, checkpointer, thread)
+    events, final = stream_run(_graph(checkpointer), inputs, context, on_event, config)
     return AgenticResult(
         answer=final["answer"],
         rounds=rounds_from_events(events),

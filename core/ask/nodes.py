@@ -23,7 +23,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..agents.memory import history_text, resolve_followup, usable_turns
-from ..errors import LLMError
+from ..agents.steps import call_or_none
 from ..llm.boundary import tidy, tidy_list
 from ..llm.prompts import Prompt, T
 from ..search.fusion import RRF_K
@@ -91,14 +91,7 @@ def call_llm(
     runtime: Runtime[AgentContext], role: Prompt[T], variables: Mapping[str, object]
 ) -> T | None:
     """One LLM call for the role, or None offline or when the call failed (logged)."""
-    llm = runtime.context.llm
-    if llm is None:
-        return None
-    try:
-        return llm.call(role, variables)
-    except LLMError as exc:
-        log.warning("The %s step falls back to the offline heuristic: %s", role.name, exc)
-        return None
+    return call_or_none(runtime.context.llm, role, variables, step=role.name)
 
 
 def _query(written: SearchQuery | str, aspect: str) -> Query:

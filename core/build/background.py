@@ -46,25 +46,18 @@ class Builder(Protocol):
         """Raise NotFoundError unless the user may see the knowledge base `name`."""
         ...
 
-    def add(
-        self,
-        name: str,
-        paths: Sequence[Path],
-        on_event: ProgressSink | None = None,
-        cancel: threading.Event | None = None,
-    ) -> BuildReport: ...
+    # Compact by hand: the methods' full layout and docstrings stand once, on the service.
+    # fmt: off
+    def add(self, name: str, paths: Sequence[Path], on_event: ProgressSink | None = None,
+            cancel: threading.Event | None = None) -> BuildReport: ...
 
     def interrupted(self) -> list[tuple[JobRecord, str]]: ...
 
-    def resume_interrupted(
-        self,
-        name: str | None = None,
-        *,
-        job_id: int | None = None,
-        on_event: ProgressSink | None = None,
-        cancel: threading.Event | None = None,
-        cancelled: bool = False,
-    ) -> list[BuildReport]: ...
+    def resume_interrupted(self, name: str | None = None, *, job_id: int | None = None,
+                           on_event: ProgressSink | None = None,
+                           cancel: threading.Event | None = None,
+                           cancelled: bool = False) -> list[BuildReport]: ...
+    # fmt: on
 
 
 # The job's own log lines, besides the pipeline's stages (core.build.events.STAGES): their

@@ -64,11 +64,8 @@ def collect_files(paths: Sequence[Path]) -> tuple[list[tuple[Path, str]], list[I
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def count_units(files: Sequence[tuple[Path, str]]) -> int:

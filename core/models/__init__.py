@@ -1,5 +1,5 @@
-"""Typed, frozen records that flow between the adapters and the pipelines (the entity graph's,
-as the service hands them out, in graph.py)."""
+"""Typed, frozen records that flow between the adapters and the pipelines. The entity graph's,
+as the service hands them out, are in `core.models.graph`."""
 
 from __future__ import annotations
 
@@ -7,36 +7,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..choices import BuildMode, CellMode, DocumentState
-from .graph import (
-    ChunkRef,
-    EntityDetails,
-    EntityRelation,
-    GraphEdgeView,
-    GraphNodeView,
-    GraphStats,
-    GraphView,
-    NeighbourEdge,
-    Neighbourhood,
-    NeighbourNode,
-)
 
 __all__ = [
     "BackupSummary",
     "Chunk",
-    "ChunkRef",
     "Conversation",
-    "EntityDetails",
-    "EntityRelation",
-    "GraphEdgeView",
-    "GraphNodeView",
-    "GraphStats",
-    "GraphView",
     "Hit",
     "KnowledgeBase",
     "KnowledgeBaseSummary",
-    "NeighbourEdge",
-    "NeighbourNode",
-    "Neighbourhood",
     "Notebook",
     "NotebookCell",
     "Page",

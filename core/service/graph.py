@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..choices import GraphFormat
 from ..errors import NotFoundError, ZhixingError
-from ..models import (
+from ..models.graph import (
     ChunkRef,
     EntityDetails,
     EntityRelation,

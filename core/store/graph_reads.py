@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import GraphStats
+from ..models.graph import GraphStats
 from .sqlite import Database
 
 __all__ = ["MAX_DESCRIPTION", "GraphReader", "StoredEntity", "StoredRelation", "id_list"]

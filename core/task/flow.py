@@ -16,10 +16,9 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
-from ..agents.binding import Resolver, RunContexts
-from ..agents.memory import fresh_run, thread_config
+from ..agents.graphs import Flow, add_nodes
+from ..agents.memory import on_thread
 from ..agents.streaming import stream_run
 from ..trace import EventSink, TraceEvent
 from . import nodes
@@ -47,11 +46,7 @@ def route_after_execute(state: TaskState) -> Literal["execute", "report"]:
 
 
 def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]) -> None:
-    graph.add_node("research", node("research", nodes.research))
-    graph.add_node("plan", node("plan", nodes.plan))
-    graph.add_node("replan", node("replan", nodes.replan))
-    graph.add_node("execute", node("execute", nodes.execute))
-    graph.add_node("report", node("report", nodes.report))
+    add_nodes(graph, node, [nodes.research, nodes.plan, nodes.replan, nodes.execute, nodes.report])
     graph.add_edge(START, "research")
     graph.add_edge("research", "plan")
     graph.add_edge("plan", "replan")
@@ -60,25 +55,9 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_edge("report", END)
 
 
-def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
-    """Wire the nodes and routers into the compiled task graph (with the conversations'
-    checkpointer when runs go on threads)."""
-    graph = StateGraph(TaskState, context_schema=TaskContext)
-    _wire(graph, lambda _, fn: fn)
-    return graph.compile(name="task_agent", checkpointer=checkpointer)
-
-
-def build_bound_graph(
-    resolve: Resolver, options: type[Any]
-) -> CompiledStateGraph[TaskState, Any, TaskState, TaskState]:
-    """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
-    its context schema): each node gets `resolve(options)`, a `TaskContext`
-    (core/agents/binding.py; LangGraph Studio through cli/studio.py)."""
-    graph = StateGraph(TaskState, context_schema=options)
-    _wire(graph, RunContexts(resolve, entry="research").bind)
-    return graph.compile(name="task_agent")
+_FLOW = Flow(TaskState, TaskContext, _wire, name="task_agent", entry="research")
+build_graph = _FLOW.build  # the compiled graph, with a checkpointer when runs go on threads
+build_bound_graph = _FLOW.bind  # the graph for a host (LangGraph Studio) that runs it with JSON
 
 
 @dataclass
@@ -122,12 +101,8 @@ class TaskResult:
         }
 
 
-@cache
-def _graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-) -> CompiledStateGraph[TaskState, TaskContext, TaskState, TaskState]:
-    """Compiling is pure wiring, so one compiled graph serves every run (per checkpointer)."""
-    return build_graph(checkpointer)
+# Compiling is pure wiring, so one compiled graph serves every run (per checkpointer).
+_graph = cache(build_graph)
 
 
 def run_task(
@@ -142,19 +117,11 @@ def run_task(
 
     With a `checkpointer` and a `thread` the run continues that thread: a follow-up task is
     researched with the earlier tasks in mind (core/agents/memory.py)."""
-    inputs: dict[str, Any] = {"task": task}
-    if checkpointer is not None and thread:
-        inputs = fresh_run(inputs, {"findings": [], "done": []})
-    else:
-        checkpointer = thread = None
-    events, final = stream_run(
-        _graph(checkpointer),
-        inputs,
-        context,
-        on_event,
-        # research, plan, replan, report, one step per subtask, and room to spare
-        config={"recursion_limit": context.max_subtasks + 10, **thread_config(thread)},
-    )
+    fresh: dict[str, Any] = {"findings": [], "done": []}
+    inputs, checkpointer, config = on_thread({"task": task}, fresh, checkpointer, thread)
+    # research, plan, replan, report, one step per subtask, and room to spare
+    config["recursion_limit"] = context.max_subtasks + 10
+    events, final = stream_run(_graph(checkpointer), inputs, context, on_event, config)
     return TaskResult(
         task=task,
         plan_before=list(final.get("plan_before", [])),

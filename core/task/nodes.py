@@ -19,6 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ..agents.memory import HISTORY_TURNS, resolve_followup, turn_record
+from ..agents.steps import call_or_none
 from ..audit import AuditResult
 from ..errors import LLMError
 from ..llm.boundary import tidy_list
@@ -74,14 +75,7 @@ def _call(
 ) -> T | None:
     """One structured LLM call, or None offline or when it failed (logged, and the step falls
     back to its heuristic)."""
-    llm = runtime.context.llm
-    if llm is None:
-        return None
-    try:
-        return llm.call(role, variables)
-    except LLMError as exc:
-        log.warning("The task %s step falls back to the offline heuristic: %s", role.name, exc)
-        return None
+    return call_or_none(runtime.context.llm, role, variables, step=f"task {role.name}")
 
 
 def _numbered(refs: list[KnowledgeRef]) -> str:
