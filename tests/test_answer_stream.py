@@ -4,6 +4,7 @@ structured-output method), the live text numbered as the final answer is, `ask` 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import threading
@@ -139,7 +140,7 @@ def test_ask_reports_the_answer_as_it_grows_and_stores_only_the_finished_one(tmp
     assert len(streamed) > 1 and nodes.index("answer_text") < nodes.index("answer")
     assert all(result.answer.answer.startswith(text) for text in texts)
     assert "answer_text" not in {e["node"] for e in result.events}
-    assert "answer_text" not in json.dumps(stored, default=str)
+    assert "answer_text" not in json.dumps(dataclasses.asdict(stored))
 
 
 class _Terminal(io.StringIO):

@@ -8,7 +8,7 @@ import pytest
 
 from zhixing.core.errors import NotFoundError
 from zhixing.core.store.catalog import Catalog
-from zhixing.core.store.runs import RunStore
+from zhixing.core.store.runs import RunStore, StoredRun
 
 
 @pytest.fixture
@@ -21,18 +21,18 @@ def test_a_saved_run_comes_back_with_its_json_decoded(catalog: Catalog) -> None:
     answer = {"answer": "用 bcrypt [1]", "found": True, "citations": [{"n": 1, "chunk_id": 7}]}
     trace = [{"node": "plan", "round": 1}, {"node": "answer", "round": 1, "found": True}]
     run_id = runs.save("密码怎么存？", ["asvs"], answer, trace, started_at=10.0, finished_at=12.5)
-    assert runs.get(run_id) == {
-        "id": run_id,
-        "question": "密码怎么存？",
-        "kbs": ["asvs"],
-        "answer": answer,
-        "trace": trace,
-        "started_at": 10.0,
-        "finished_at": 12.5,
-        "owner": "local",  # the default: a run not asked by a signed-in user
-        "conversation": None,
-        "kind": "ask",
-    }
+    assert runs.get(run_id) == StoredRun(
+        id=run_id,
+        kind="ask",
+        question="密码怎么存？",
+        kbs=("asvs",),
+        answer=answer,
+        trace=trace,
+        started_at=10.0,
+        finished_at=12.5,
+        owner="local",  # the default: a run not asked by a signed-in user
+        conversation=None,
+    )
 
 
 def test_runs_survive_reopening_and_list_newest_first(tmp_path: Path) -> None:
@@ -41,8 +41,8 @@ def test_runs_survive_reopening_and_list_newest_first(tmp_path: Path) -> None:
     two = first.save("q2", ["a", "b"], {}, [], started_at=2.0)
     first.db.close()
     again = RunStore(Catalog(tmp_path / "c.db").db)
-    assert [r["id"] for r in again.recent()] == [two, one]
-    assert again.get(one)["finished_at"] is not None
+    assert [r.id for r in again.recent()] == [two, one]
+    assert again.get(one).finished_at is not None
 
 
 def test_an_unknown_run_is_a_not_found_error(catalog: Catalog) -> None:
@@ -62,7 +62,7 @@ def test_a_catalog_from_before_conversations_gains_the_columns_and_keeps_its_run
         catalog.db.execute("INSERT INTO runs (question, started_at) VALUES ('old', 1.0)")
     runs = RunStore(catalog.db)
     [old] = runs.recent(owner="local")
-    assert (old["question"], old["owner"], old["conversation"]) == ("old", "local", None)
+    assert (old.question, old.owner, old.conversation) == ("old", "local", None)
     assert runs.recent(owner="alice") == []
 
 

@@ -110,14 +110,14 @@ def test_a_saved_run_reads_back_with_its_json_decoded(home: Home) -> None:
         "问题", ["a", "b"], {"text": "答"}, [{"kind": "hit"}], started_at=1.0, kind="task"
     )
     got = home.runs.get(run)
-    assert (got["question"], got["kbs"], got["answer"], got["trace"]) == (
+    assert (got.question, got.kbs, got.answer, got.trace) == (
         "问题",
-        ["a", "b"],
+        ("a", "b"),
         {"text": "答"},
         [{"kind": "hit"}],
     )
-    assert (got["owner"], got["kind"], got["conversation"]) == ("local", "task", None)
-    assert got["started_at"] == 1.0 and got["finished_at"] is not None
+    assert (got.owner, got.kind, got.conversation) == ("local", "task", None)
+    assert got.started_at == 1.0 and got.finished_at is not None
     with pytest.raises(NotFoundError):
         home.runs.get(run + 1)
 
@@ -127,9 +127,9 @@ def test_recent_runs_are_newest_first_and_filtered_by_owner(home: Home) -> None:
         home.runs.save(f"q{i}", [], {}, [], started_at=float(i), owner=owner)
         for i, owner in enumerate(["ann", "bob", "ann"])
     ]
-    assert [r["id"] for r in home.runs.recent()] == ids[::-1]
-    assert [r["id"] for r in home.runs.recent(owner="ann")] == [ids[2], ids[0]]
-    assert [r["id"] for r in home.runs.recent(1)] == [ids[2]]
+    assert [r.id for r in home.runs.recent()] == ids[::-1]
+    assert [r.id for r in home.runs.recent(owner="ann")] == [ids[2], ids[0]]
+    assert [r.id for r in home.runs.recent(1)] == [ids[2]]
 
 
 def test_a_conversation_belongs_to_its_owner_is_named_by_its_first_question_and_counts_turns(
@@ -149,8 +149,8 @@ def test_a_conversation_belongs_to_its_owner_is_named_by_its_first_question_and_
     assert home.runs.conversations("bob") == []
     with pytest.raises(NotFoundError):
         home.runs.conversation(chat.id, "bob")  # another user's reads as missing
-    assert [t["question"] for t in home.runs.turns(chat.id)] == [f"question {i}" for i in range(3)]
-    assert [t["question"] for t in home.runs.turns(chat.id, limit=2)] == [
+    assert [t.question for t in home.runs.turns(chat.id)] == [f"question {i}" for i in range(3)]
+    assert [t.question for t in home.runs.turns(chat.id, limit=2)] == [
         "question 1",
         "question 2",
     ]

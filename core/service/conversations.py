@@ -31,18 +31,10 @@ class Conversations:
         shown: list[Turn] = []
         hidden = 0
         for run in runs.turns(thread, limit):
-            if not set(run["kbs"]) <= visible:
+            if not set(run.kbs) <= visible:
                 hidden += 1
                 continue
             shown.append(
-                Turn(
-                    id=run["id"],
-                    kind=run["kind"],
-                    question=run["question"],
-                    kbs=tuple(run["kbs"]),
-                    answer=run["answer"],
-                    trace=run["trace"],
-                    started_at=run["started_at"],
-                )
+                Turn(run.id, run.kind, run.question, run.kbs, run.answer, run.trace, run.started_at)
             )
         return shown, hidden

@@ -14,13 +14,14 @@ import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ..errors import NotFoundError
 from ..models import Conversation
 from .sqlite import Database
 
-__all__ = ["RunStore"]
+__all__ = ["RunStore", "StoredRun"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -47,8 +48,24 @@ _ADDED = {
     "conversation": "TEXT",
     "kind": "TEXT NOT NULL DEFAULT 'ask'",
 }
-_JSON_COLUMNS = ("kbs", "answer", "trace")
 _TITLE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run as the log keeps it: a question (`answer` is `Answer.to_json()`) or a task
+    (`TaskResult.to_json()`), with its trace events."""
+
+    id: int
+    kind: Literal["ask", "task"]
+    question: str
+    kbs: tuple[str, ...]
+    answer: dict[str, Any]
+    trace: list[dict[str, Any]]
+    started_at: float
+    finished_at: float | None
+    owner: str  # the user who asked ("local" for the operator)
+    conversation: str | None  # the conversation it is filed under, if any
 
 
 class RunStore:
@@ -141,29 +158,29 @@ class RunStore:
                 )
             return int(cursor.lastrowid or 0)
 
-    def get(self, run_id: int) -> dict[str, Any]:
+    def get(self, run_id: int) -> StoredRun:
         """Return one run with its JSON columns decoded; raise NotFoundError if there is none."""
         rows = self.db.rows("SELECT * FROM runs WHERE id = ?", (run_id,))
         if not rows:
             raise NotFoundError(f"There is no run {run_id}; `recent()` lists the stored runs.")
-        return _decoded(rows[0])
+        return _run(rows[0])
 
-    def recent(self, limit: int = 20, *, owner: str | None = None) -> list[dict[str, Any]]:
+    def recent(self, limit: int = 20, *, owner: str | None = None) -> list[StoredRun]:
         """The latest runs (of one owner, or everyone's), newest first."""
         where, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
         rows = self.db.rows(
             f"SELECT * FROM runs {where} ORDER BY id DESC LIMIT ?", (*params, limit)
         )
-        return [_decoded(row) for row in rows]
+        return [_run(row) for row in rows]
 
-    def turns(self, conversation_id: str, limit: int = 50) -> list[dict[str, Any]]:
+    def turns(self, conversation_id: str, limit: int = 50) -> list[StoredRun]:
         """The latest `limit` runs of a conversation, oldest first (the conversation, in order)."""
         rows = self.db.rows(
             "SELECT * FROM (SELECT * FROM runs WHERE conversation = ? ORDER BY id DESC LIMIT ?)"
             " ORDER BY id",
             (conversation_id, limit),
         )
-        return [_decoded(row) for row in rows]
+        return [_run(row) for row in rows]
 
 
 _CONVERSATIONS = (
@@ -188,5 +205,17 @@ def _conversation(row: Mapping[str, Any]) -> Conversation:
     )
 
 
-def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: json.loads(v) if k in _JSON_COLUMNS else v for k, v in row.items()}
+def _run(row: Mapping[str, Any]) -> StoredRun:
+    kind: Literal["ask", "task"] = "task" if row["kind"] == "task" else "ask"
+    return StoredRun(
+        id=row["id"],
+        kind=kind,
+        question=row["question"],
+        kbs=tuple(json.loads(row["kbs"])),
+        answer=json.loads(row["answer"]),
+        trace=json.loads(row["trace"]),
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        owner=row["owner"],
+        conversation=row["conversation"],
+    )
