@@ -16,15 +16,17 @@ once it has inspected something; before that it is no step at all, and the loop 
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ..errors import LLMError
-from .audit_rules import topic_named
+from .audit_rules import Topic, topic_named
 from .prompts import EXECUTOR_SYSTEM
 from .state import Finding, KnowledgeRef, Subtask
 from .tools import TOOL_SPECS, RecordFinding, ToolBox, ToolRefused
@@ -34,6 +36,40 @@ __all__ = ["ToolRun", "execute_with_tools", "record", "text_calls"]
 _MAX_FINDINGS = 12  # per subtask
 _SEVERITIES = ("high", "medium", "low", "info")
 _NUMBERED = re.compile(r"^\d+\| ?")
+# Program text: a weakness of a known topic is found in these, or in the files its own rules
+# read (a secret in a .properties file, unescaped HTML in a template); a model's finding on a
+# line of anything else (a setting's name in a configuration file) is refused.
+_SOURCE_SUFFIXES = frozenset(
+    [
+        ".java",
+        ".kt",
+        ".kts",
+        ".groovy",
+        ".scala",
+        ".jsp",
+        ".jspx",
+        ".js",
+        ".jsx",
+        ".ts",
+        ".tsx",
+        ".vue",
+        ".py",
+        ".rb",
+        ".php",
+        ".go",
+        ".cs",
+        ".c",
+        ".cc",
+        ".cpp",
+        ".h",
+        ".hpp",
+        ".rs",
+        ".swift",
+        ".m",
+        ".sql",
+        ".sh",
+    ]
+)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)(?:```|$)", re.S)
 
 
@@ -182,6 +218,12 @@ def record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Find
     if box.context.workspace is None:
         raise ToolRefused("There is no workspace to record a finding in.")
     text = box.context.workspace.read_file(parsed.file, parsed.line, parsed.line)
+    topic = topic_named(subtask.topic)
+    if topic is not None and not _concerns(topic, parsed.file):
+        raise ToolRefused(
+            f"{parsed.file} holds no code that {topic.name} is about; record a line of the"
+            " program where it happens."
+        )
     code = _NUMBERED.sub("", text.splitlines()[0] if text else "").strip()
     refs: list[KnowledgeRef] = [
         box.knowledge[n - 1] for n in parsed.knowledge if 1 <= n <= len(box.knowledge)
@@ -203,6 +245,15 @@ def record(args: dict[str, Any], subtask: Subtask, box: ToolBox, into: list[Find
         )
     )
     return f"Recorded: {parsed.file}:{parsed.line}: {code}"
+
+
+def _concerns(topic: Topic, path: str) -> bool:
+    """Whether a weakness of `topic` can stand in the file `path`: program text, or a file one
+    of the topic's rules reads."""
+    name = PurePosixPath(path.replace("\\", "/")).name.lower()
+    if PurePosixPath(name).suffix in _SOURCE_SUFFIXES:
+        return True
+    return any(fnmatch.fnmatch(name, rule.glob.rsplit("/", 1)[-1]) for rule in topic.rules)
 
 
 def _cwe_of(subtask: Subtask) -> int:
