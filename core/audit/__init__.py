@@ -39,6 +39,11 @@ __all__ = [
 ]
 
 
+# Passes over the whole tree at most: a pass runs again when a field changed after some method
+# read it (fields only grow, so this ends; three passes carry a value through two fields).
+MAX_PASSES = 3
+
+
 def audit_tree(
     root: Path,
     *,
@@ -66,7 +71,12 @@ def audit_tree(
         if progress is not None:
             progress(i, len(paths))
     an = Analyzer(project, weak_random=weak_random)
-    for m in project.methods():
-        method_summary(an, m)
-    findings = sorted(an.findings.values(), key=lambda f: (f.file, f.line, f.cwe))
+    for _ in range(MAX_PASSES):
+        an.summaries.clear()
+        an.stale = False
+        for m in project.methods():
+            method_summary(an, m)
+        if not an.stale:
+            break
+    findings = an.results()
     return AuditResult(str(root), findings, len(paths), errors, time.perf_counter() - start)

@@ -12,14 +12,23 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import reduce
 
-from . import checks, guards, library
+from . import checks, closures, guards, library, sources
 from . import java_api as api
 from . import operators as ops
 from . import syntax as syn
 from .java import Node, child, children, col_of, line_of, text
-from .project import MethodInfo, best_overloads, find_methods, named_class
+from .project import ClassInfo, MethodInfo, best_overloads, find_methods, named_class
 from .scan import Analyzer
-from .summary import ParamSink, Site, Summary, argument, parameter_env, returned, sink_hits
+from .summary import (
+    ParamField,
+    ParamSink,
+    Site,
+    Summary,
+    argument,
+    parameter_env,
+    returned,
+    sink_hits,
+)
 from .values import CLEAN, Env, Origin, Val, deep, join, join_envs, mix
 
 
@@ -30,7 +39,7 @@ def method_summary(an: Analyzer, m: MethodInfo) -> Summary | None:
         return an.summaries[m.key]
     an.summaries[m.key] = None
     run = MethodRun(an, m)
-    s = Summary(run.run(), frozenset(run.param_sinks))
+    s = Summary(run.run(), frozenset(run.param_sinks), frozenset(run.param_fields))
     an.summaries[m.key] = s
     return s
 
@@ -45,11 +54,13 @@ class MethodRun:
         self.fidx = m.cls.file_idx
         self.returns: list[Val] = []
         self.param_sinks: set[ParamSink] = set()
+        self.param_fields: set[ParamField] = set()
         self.breaks: list[Env | None] = []  # at the `break`s of the innermost loop or switch
+        self.wraps: dict[str, set[str]] = {}  # a stream variable -> the variables it wraps
 
     def run(self) -> Val:
         """Interpret the body; return the join of what the method returns."""
-        env = parameter_env(self.m, Origin.request(self.fidx, line_of(self.m.node)))
+        env = parameter_env(self.m, self.fidx, line_of(self.m.node))
         body = child(self.m.node, "body")
         if body is not None:
             self.stmt(body, env)
@@ -71,8 +82,12 @@ class MethodRun:
         if t == "local_variable_declaration":
             typ = syn.declared_type(n)
             for d in n.children_by_field_name("declarator"):
-                v = self.expr(child(d, "value"), env)
-                env[text(child(d, "name"))] = v.with_type(typ if typ != "var" else None)
+                init = child(d, "value")
+                v = self.expr(init, env)
+                if not self._made_here(init, v):
+                    v = v.with_type(typ if typ != "var" else None)
+                env[text(child(d, "name"))] = v
+                closures.note_wrapper(self.wraps, text(child(d, "name")), init, env)
             return env
         if t == "if_statement":
             cond_node = child(n, "condition")
@@ -184,6 +199,7 @@ class MethodRun:
             v = self.expr(child(r, "value"), env)
             if name is not None:
                 env[text(name)] = v.with_type(syn.declared_type(r))
+                closures.note_wrapper(self.wraps, text(name), child(r, "value"), env)
         body = child(n, "body")
         before = dict(env)
         after = self.stmt(body, env) if body is not None else env
@@ -260,6 +276,8 @@ class MethodRun:
             return CLEAN
         if t == "this":
             return Val(typ=self.cls.name)
+        if t == "lambda_expression":
+            return closures.lambda_value(self, n, CLEAN, env)
         if t in syn.OPAQUE_EXPRESSIONS:
             return CLEAN
         # Unknown expression kinds: whatever flows into them flows out.
@@ -280,9 +298,16 @@ class MethodRun:
             else:
                 self.write_field(name, v)
         elif left.type == "field_access":
-            obj = child(left, "object")
+            obj, fld = child(left, "object"), text(child(left, "field"))
             if obj is not None and obj.type == "this":
-                self.write_field(text(child(left, "field")), v)
+                self.write_field(fld, v)
+            elif obj is not None and obj.type == "identifier" and text(obj) in env:
+                # `holder.value = v`: this object's field now holds v; so may the class's
+                # field, which its own methods (a getter) read.
+                env[text(obj)] = library.with_member(env[text(obj)], fld, v)
+                owner = self._field_of(env[text(obj)].typ, fld)
+                if owner is not None:
+                    self.store(owner, fld, v)
         elif left.type == "array_access":
             arr_node = child(left, "array")
             if arr_node is not None and arr_node.type == "identifier" and text(arr_node) in env:
@@ -299,9 +324,37 @@ class MethodRun:
             return self.read_field(fld)
         cls = named_class(obj, self.cls, env)
         if cls is not None:
+            kind = sources.FIELD_SOURCES.get((cls, fld))
+            if kind is not None:
+                return Val(frozenset({Origin.source(kind, self.fidx, line_of(n))}))
             return self.an.static_field(cls, fld, self.cls, self.expr)
         v = self.expr(obj, env)
-        return CLEAN if fld == "length" else deep(v)
+        if fld == "length":
+            return CLEAN
+        known = library.member(v, fld)
+        if known is not None:
+            return known
+        owner = self._field_of(v.typ, fld)
+        if owner is not None and not deep(v).origins:
+            return self.an.field(owner, fld, self.expr)  # an object this method knows nothing of
+        return deep(v)
+
+    def _field_of(self, typ: str | None, name: str) -> ClassInfo | None:
+        """The project class of type ``typ`` that declares field ``name``."""
+        for c in self.an.project.classes(typ, self.cls) if typ else []:
+            if name in c.fields:
+                return c
+        return None
+
+    def _made_here(self, init: Node | None, v: Val) -> bool:
+        """Whether ``init`` creates an object of a project class: its value keeps that class,
+        not the declared supertype, so calls on it run that class's methods only."""
+        return (
+            init is not None
+            and init.type == "object_creation_expression"
+            and v.typ is not None
+            and v.typ in self.an.project.by_name
+        )
 
     # --- fields: the run's shared values (scan.Analyzer.field), initialisers evaluated here ---
     def read_field(self, name: str) -> Val:
@@ -311,7 +364,16 @@ class MethodRun:
     def write_field(self, name: str, v: Val) -> None:
         owner = self.cls.field_owner(name)
         if owner is not None:
-            self.an.write_field(owner, name, v, self.expr)
+            self.store(owner, name, v)
+
+    def store(self, owner: ClassInfo, name: str, v: Val) -> None:
+        """Field ``name`` of ``owner`` may now hold ``v``; a parameter stored there becomes a
+        summary fact, so each caller stores what it passes (a constructor, a setter)."""
+        self.an.write_field(owner, name, v, self.expr)
+        key = (owner.file_idx, owner.node.start_byte)
+        for o in deep(v).origins:
+            if o.is_param:
+                self.param_fields.add(ParamField(o.position, key, name))
 
     # --- sinks, calls and object creation --------------------------------------------------
     def sink(self, n: Node, cwe: int, vals: list[Val], via: Site | None = None) -> None:
@@ -332,36 +394,68 @@ class MethodRun:
         name = text(child(n, "name"))
         objn = child(n, "object")
         arg_nodes = syn.arguments(n)
-        args = [self.expr(a, env) for a in arg_nodes]
         static_cls: str | None = None
         recv: Val | None = None
+        if objn is not None and objn.type != "this":
+            static_cls = named_class(objn, self.cls, env)
+            if static_cls is None:
+                recv = self.expr(objn, env)
+        args = closures.arguments(self, arg_nodes, recv, env)
         project = self.an.project
         if objn is None or objn.type == "this":
             cands = project.enclosing_methods(self.cls, name, len(args))
             rtype: str | None = self.cls.name
         else:
-            static_cls = named_class(objn, self.cls, env)
-            if static_cls is None:
-                recv = self.expr(objn, env)
             rtype = static_cls or (recv.typ if recv is not None else None)
             cands = project.methods_of(rtype, self.cls, name, len(args))
         if cands:
             return self.apply(n, best_overloads(cands, args), args)
         env.update(library.filled_arguments(name, recv, arg_nodes, env))
-        if library.reads_request(name, static_cls, rtype):
-            source = Origin.request(self.fidx, line_of(n))
-            return Val(frozenset({source}), typ=api.SOURCE_METHODS[name])
+        for cwe, vals in library.call_sinks(name, rtype, args):
+            self.sink(n, cwe, vals)
+        if name in api.READ_OBJECT and rtype in api.DESERIALIZERS and recv is not None:
+            return self._deserialised(n, recv)
+        source = library.source_of(name, static_cls, rtype)
+        if source is not None:
+            kind, result = source
+            return Val(frozenset({Origin.source(kind, self.fidx, line_of(n))}), typ=result)
         random = Origin.random(self.fidx, line_of(n))
         rule = checks.check_call(name, static_cls, rtype, args, random, self.an.weak_random)
         if rule is not None:
             self._record(n, rule)
             if rule.value is not None:
-                return rule.value
-        for cwe, vals in library.call_sinks(name, rtype, args):
-            self.sink(n, cwe, vals)
+                # A setting's in-code default still carries what its store holds.
+                return library.with_taint_of(rule.value, recv)
         value, changed = library.call_result(name, static_cls, rtype, objn, recv, args, env)
+        closures.into_wrapped(self.wraps, changed, env)
+        loads = sources.LOADERS.get((rtype or "", name))
+        if (
+            loads is not None
+            and objn is not None
+            and text(objn) in env
+            and any(deep(a).origins for a in args)
+        ):
+            changed[text(objn)] = Val(
+                frozenset({Origin.source(loads, self.fidx, line_of(n))}), typ=rtype
+            )
         env.update(changed)
         return value
+
+    def _deserialised(self, n: Node, stream: Val) -> Val:
+        """``in.readObject()``: an object made from whatever outside data the stream holds."""
+        origins = deep(stream).origins
+        own = frozenset(o for o in origins if o.is_param)
+        if len(own) < len(origins):
+            own |= {Origin.source("deserialization", self.fidx, line_of(n))}
+        return Val(own)
+
+    def candidates(self, target: Node, name: str, arity: int, env: Env) -> list[MethodInfo]:
+        """The project methods ``target::name`` may name (a method reference)."""
+        project = self.an.project
+        if target.type == "this":
+            return project.enclosing_methods(self.cls, name, arity)
+        typ = named_class(target, self.cls, env) or self.expr(target, env).typ
+        return project.methods_of(typ, self.cls, name, arity)
 
     def _record(self, n: Node, rule: checks.CallRule) -> None:
         """Record the findings and summary facts of a call with a rule of its own at ``n``."""
@@ -374,16 +468,25 @@ class MethodRun:
         """The call's result from the callees' summaries; their parameter sinks fire here."""
         out: Val | None = None
         for m in cands:
+            self.an.called.add(m.key)
+            self.an.passed.update(
+                (m.key, i) for i in range(len(m.params)) if argument(args, i, m).origins
+            )
             s = method_summary(self.an, m)
             v = returned(s, m, args)
             for ps in s.param_sinks if s is not None else ():
                 self.sink(n, ps.cwe, [argument(args, ps.param, m)], via=ps.site)
+            for pf in s.param_fields if s is not None else ():
+                self.store(self.an.owner(pf.owner), pf.name, argument(args, pf.param, m))
             out = v if out is None else join(out, v)
         return out if out is not None else CLEAN
 
     def new(self, n: Node, env: Env) -> Val:
         typ = syn.declared_type(n)
-        args = [self.expr(a, env) for a in syn.arguments(n)]
+        args = closures.arguments(self, syn.arguments(n), None, env)
+        body = child(n, "body") or next((c for c in children(n) if c.type == "class_body"), None)
+        if body is not None:  # an anonymous class: its methods run here, on what they capture
+            return mix([*map(deep, args), *closures.anonymous_class(self, body, env)], typ)
         classes = self.an.project.classes(typ, self.cls)
         if classes:
             ctors = find_methods(classes, "<init>", len(args))
@@ -392,6 +495,11 @@ class MethodRun:
             return Val(mix([deep(a) for a in args]).origins, typ=typ)
         if typ in api.CTOR_SINKS:
             self.sink(n, api.CTOR_SINKS[typ], args)
+        if typ in api.DESERIALIZERS and args and args[0].typ not in api.IN_MEMORY_STREAMS:
+            self.sink(n, 502, args[:1])
+        if typ in sources.CTOR_SOURCES:
+            origin = Origin.source(sources.CTOR_SOURCES[typ], self.fidx, line_of(n))
+            return Val(frozenset({origin}), typ=typ)
         if typ == "Random":
             rule = checks.random_value(Origin.random(self.fidx, line_of(n)), self.an.weak_random)
             self._record(n, rule)

@@ -159,7 +159,20 @@ CALL_SINKS: tuple[Sink, ...] = (
         None,
     ),
     Sink(501, frozenset({"setAttribute", "putValue"}), ("HttpSession",), (0, 1)),
+    # response splitting: a header's name or value, a cookie (its name and value)
+    Sink(113, frozenset({"setHeader", "addHeader"}), ("Response",), (0, 1)),
+    Sink(113, frozenset({"addCookie"}), ("Response",), (0,), frozenset({"addCookie"})),
+    Sink(601, frozenset({"sendRedirect"}), ("Response",), (0,), frozenset({"sendRedirect"})),
+    Sink(79, frozenset({"sendError"}), ("Response",), (1,), frozenset({"sendError"})),
+    Sink(470, frozenset({"forName"}), ("Class",), (0,)),
+    Sink(470, frozenset({"loadClass"}), ("ClassLoader",), (0,), frozenset({"loadClass"})),
+    Sink(15, frozenset({"setCatalog", "setSchema"}), ("Connection",), (0,)),
 )
+# Deserialising a stream read from outside (CWE-502): the constructors that start it.
+DESERIALIZERS = frozenset({"ObjectInputStream", "XMLDecoder"})
+# Streams built in memory: deserialising one is a round trip of the program's own bytes.
+IN_MEMORY_STREAMS = frozenset({"ByteArrayInputStream"})
+READ_OBJECT = frozenset({"readObject", "readUnshared"})
 # Constructors whose arguments are file paths (CWE-22) or a command line (CWE-78).
 CTOR_SINKS: dict[str, int] = {
     "File": 22,
@@ -209,7 +222,25 @@ SANITIZERS: dict[str, frozenset[int]] = {
     "encodeForOS": frozenset({78}),
     "getName": frozenset({22}),  # only as FilenameUtils.getName (checked by the caller)
     "getBaseName": frozenset({22}),
+    "filterEncode": frozenset({90}),  # Spring LdapEncoder
+    "nameEncode": frozenset({90}),
+    "escapeValue": frozenset({90}),  # javax.naming.ldap.Rdn
 }
+# Static sanitisers named by class and method: URL encoding leaves no CR, LF or markup.
+STATIC_SANITIZERS: dict[tuple[str, str], frozenset[int]] = {
+    ("URLEncoder", "encode"): frozenset({113, 79}),
+}
+# Calls that replace text; one whose pattern matches a line break strips it (CWE-113).
+REPLACERS = frozenset({"replace", "replaceAll"})
+_LINE_BREAK = re.compile(r"[\r\n]|\\[rnRsv]")
+
+
+def strips_line_breaks(pattern: object) -> bool:
+    """Whether a replace pattern (a folded constant) matches CR or LF: the character itself,
+    or a regex escape for one (backslash and r, n, R, s or v) written in the source."""
+    return isinstance(pattern, str) and bool(_LINE_BREAK.search(pattern))
+
+
 FILENAME_UTILS = frozenset({"FilenameUtils"})
 NUMERIC_TYPES = frozenset(
     {
@@ -278,6 +309,7 @@ NON_PROPAGATING = frozenset(
         "flush",
         "available",
         "codePointAt",
+        "getFD",
     }
 )
 STRING_LIKE = frozenset({"String", "Integer", "Long", "Double", "Boolean", "Character"})
@@ -298,6 +330,12 @@ RESULT_TYPES: dict[str, str] = {
     "getConnection": "Connection",
     "getDirContext": "DirContext",
     "command": "ProcessBuilder",
+    # results that sources (sources.py) are matched on
+    "accept": "Socket",
+    "openConnection": "URLConnection",
+    "executeQuery": "ResultSet",
+    "getResultSet": "ResultSet",
+    "getGeneratedKeys": "ResultSet",
 }
 # Static factories whose result type matters to sink matching.
 STATIC_RESULT_TYPES: dict[tuple[str, str], str] = {
@@ -305,6 +343,7 @@ STATIC_RESULT_TYPES: dict[tuple[str, str], str] = {
     ("Path", "of"): "Path",
     ("Runtime", "getRuntime"): "Runtime",
     ("XPathFactory", "newInstance"): "XPathFactory",
+    ("System", "console"): "Console",
 }
 # Calls whose result is text assembled from the receiver and arguments.
 TEXT_ASSEMBLY = frozenset({"format", "formatted", "concat", "join", "append", "insert"})

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from . import fold, guards
+from . import fold, guards, sources
 from . import java_api as api
 from .java import Node, child, text
+from .sources import SourceKind
 from .values import CLEAN, MISSING, Env, Val, assembled, deep, get_entry, mix, sanitize
 
 # Calls that hand back the receiver itself after changing it (``sb.append(x)`` is ``sb``).
@@ -32,13 +33,20 @@ class _Outcome(NamedTuple):
 _NOTHING = _Outcome(None, None)
 
 
-def reads_request(name: str, static_cls: str | None, rtype: str | None) -> bool:
-    """Whether ``recv.name(...)`` reads request data (``request.getParameter("id")``)."""
-    return (
+def source_of(
+    name: str, static_cls: str | None, rtype: str | None
+) -> tuple[SourceKind, str | None] | None:
+    """The kind of outside data ``recv.name(...)`` (or ``Cls.name(...)``) reads, and its
+    result's type: ``request.getParameter("id")``, ``System.getenv("X")``, ``rs.getString(1)``;
+    None when the call reads none."""
+    if (
         name in api.SOURCE_METHODS
         and static_cls is None
         and (api.is_request_type(rtype) or (rtype is None and name in api.SOURCE_BY_NAME_ONLY))
-    )
+    ):
+        return "request", api.SOURCE_METHODS[name]
+    s = sources.call_source(name, static_cls, rtype)
+    return (s.kind, s.result) if s is not None else None
 
 
 def call_sinks(name: str, rtype: str | None, args: list[Val]) -> list[tuple[int, list[Val]]]:
@@ -53,6 +61,13 @@ def call_sinks(name: str, rtype: str | None, args: list[Val]) -> list[tuple[int,
             or (rtype is None and name in s.name_only)
         )
     ]
+
+
+def with_taint_of(value: Val, recv: Val | None) -> Val:
+    """``value`` (a folded constant) with the outside data ``recv`` holds as well."""
+    if recv is None or not deep(recv).origins:
+        return value
+    return replace(mix([deep(recv)], value.typ), const=value.const)
 
 
 def filled_arguments(name: str, recv: Val | None, arg_nodes: list[Node], env: Env) -> Env:
@@ -78,6 +93,8 @@ def _known_result(
         name not in ("getName", "getBaseName") or static_cls in api.FILENAME_UTILS
     ):
         return sanitize(mix([deep(a) for a in args]), api.SANITIZERS[name])
+    if static_cls is not None and (static_cls, name) in api.STATIC_SANITIZERS:
+        return sanitize(mix([deep(a) for a in args]), api.STATIC_SANITIZERS[static_cls, name])
     if name in api.NUMERIC_PARSERS or (name == "valueOf" and static_cls in api.NUMERIC_TYPES):
         return CLEAN
     return None
@@ -192,17 +209,38 @@ def _bean_property(name: str, recv: Val, args: list[Val]) -> _Outcome | None:
     if any(not k.startswith("#") for k, _ in props):
         return None  # a real map
     if name.startswith("set") and len(name) > 3 and len(args) == 1:
-        key = "#" + name[3:]
-        rest = tuple((k, v) for k, v in props if k != key)
-        return _Outcome(CLEAN, replace(recv, entries=rest + ((key, args[0]),)))
+        return _Outcome(CLEAN, with_member(recv, _property(name[3:]), args[0]))
     getter = name[3:] if name.startswith("get") else name[2:] if name.startswith("is") else ""
     if getter and not args and recv.entries is not None:
-        got = get_entry(recv, "#" + getter)
+        got = get_entry(recv, "#" + _property(getter))
         if isinstance(got, Val):
             return _Outcome(got, None)
         # The object's own data, not other properties.
         return _Outcome(Val(recv.origins, recv.safe), None)
     return None
+
+
+def _property(suffix: str) -> str:
+    """The property a bean accessor names: ``setValue``/``getValue`` -> ``value``."""
+    return suffix[:1].lower() + suffix[1:]
+
+
+def with_member(obj: Val, name: str, v: Val) -> Val:
+    """``obj`` with its field or bean property ``name`` now holding ``v`` (one slot each)."""
+    key = "#" + name
+    rest = tuple((k, e) for k, e in obj.entries or () if k != key)
+    return replace(obj, entries=rest + ((key, v),))
+
+
+def member(obj: Val, name: str) -> Val | None:
+    """What field ``name`` of ``obj`` holds, when ``obj`` is an object whose fields this
+    method set (``holder.value = v``); None when that is not known."""
+    if obj.entries is None or any(not k.startswith("#") for k, _ in obj.entries):
+        return None
+    got = get_entry(obj, "#" + name)
+    if isinstance(got, Val) and any(k == "#" + name for k, _ in obj.entries):
+        return got
+    return Val(obj.origins, obj.safe) if obj.origins else None
 
 
 def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: list[Val]) -> Val:
@@ -219,6 +257,8 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
     out = mix(parts, typ or api.RESULT_TYPES.get(name))
     if name in api.TEXT_ASSEMBLY:
         return assembled(out)
+    if name in api.REPLACERS and args and api.strips_line_breaks(args[0].const):
+        return sanitize(out, frozenset({113}))
     if name in guards.NORMALIZERS or (name in guards.PATH_VIEWS and recv is not None and recv.norm):
         return replace(out, norm=True)
     return out

@@ -37,6 +37,7 @@ class MethodInfo:
     ret: str | None
     varargs: bool
     static: bool
+    annotations: tuple[str, ...] = ()  # the method's own annotation names
 
     @property
     def key(self) -> tuple[int, int]:
@@ -148,8 +149,13 @@ class Project:
                 params.append((text(child(p, "name")), simple_type(text(child(p, "type"))), annos))
         mods = next((c for c in children(node) if c.type == "modifiers"), None)
         static = mods is not None and "static" in text(mods).split()
+        marks = tuple(
+            text(child(a, "name"))
+            for a in (children(mods) if mods is not None else [])
+            if a.type in ("annotation", "marker_annotation")
+        )
         ret = None if ctor else simple_type(text(child(node, "type")))
-        info = MethodInfo(cls, name, node, params, ret, varargs, static)
+        info = MethodInfo(cls, name, node, params, ret, varargs, static, marks)
         cls.methods.setdefault(name, []).append(info)
 
     def classes(self, name: str, near: ClassInfo | None) -> list[ClassInfo]:
@@ -160,6 +166,11 @@ class Project:
             if local:
                 return local
         return found
+
+    def classes_all(self) -> Iterator[ClassInfo]:
+        """Every class, interface and enum of the tree."""
+        for classes in self.by_name.values():
+            yield from classes
 
     def methods(self) -> Iterator[MethodInfo]:
         """Every method and constructor, class by class in the order they were indexed."""

@@ -1,9 +1,10 @@
 """The built-in rule pack: Zhixing's own rules, written from general Java security knowledge.
 
 Each rule here is data (id, CWE, title, one-line description); the interpreter (``calls``,
-``checks``) decides when it fires. ``*.tainted-*`` rules follow request data to a sink;
+``checks``) decides when it fires. ``*.tainted-*`` rules follow outside data (any source kind of
+:mod:`.sources`) to a sink;
 ``*.concatenated-*`` rules are structural: a query-language sink whose text is assembled from
-a parameter of the enclosing method, reported with low confidence when no request data was
+a parameter of the enclosing method, reported with low confidence when no outside data was
 traced there. Nothing in this pack is tuned to any particular test suite.
 """
 
@@ -17,13 +18,20 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
         78,
         "OS command built by concatenating a method parameter",
         "A command line passed to Runtime.exec or ProcessBuilder is assembled from a method"
-        " parameter; no request data was traced to it, so check what callers pass.",
+        " parameter; no outside data was traced to it, so check what callers pass.",
     ),
     AuditRule(
         "zhixing.cmdi.tainted-command",
         78,
-        "OS command built from request data",
-        "Request data reaches Runtime.exec or a ProcessBuilder command or environment.",
+        "OS command built from outside data",
+        "Outside data reaches Runtime.exec or a ProcessBuilder command or environment.",
+    ),
+    AuditRule(
+        "zhixing.config.tainted-setting",
+        15,
+        "Database setting chosen by outside data",
+        "Outside data selects the catalog or schema of a JDBC connection (setCatalog,"
+        " setSchema): external control of a system setting.",
     ),
     AuditRule(
         "zhixing.crypto.weak-cipher",
@@ -32,29 +40,57 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
         "Cipher/KeyGenerator with DES, 3DES, RC2, RC4, Blowfish or ECB mode.",
     ),
     AuditRule(
+        "zhixing.deser.untrusted-stream",
+        502,
+        "Deserialisation of outside data",
+        "An ObjectInputStream or XMLDecoder reads a stream that comes from the network, a"
+        " request, a file or a message: the bytes choose which classes are instantiated.",
+    ),
+    AuditRule(
         "zhixing.hash.weak-digest",
         328,
         "Weak hash algorithm",
         "MessageDigest or DigestUtils with MD2, MD4, MD5 or SHA-1.",
     ),
     AuditRule(
+        "zhixing.httpsplit.tainted-header",
+        113,
+        "HTTP header or cookie built from outside data",
+        "Outside data reaches a response header (setHeader, addHeader) or a cookie added to"
+        " the response without its CR and LF removed or URL-encoded (response splitting).",
+    ),
+    AuditRule(
         "zhixing.ldapi.concatenated-filter",
         90,
         "LDAP filter built by concatenating a method parameter",
-        "A directory search name or filter is assembled from a method parameter; no request"
+        "A directory search name or filter is assembled from a method parameter; no outside"
         " data was traced to it, so check what callers pass.",
     ),
     AuditRule(
         "zhixing.ldapi.tainted-filter",
         90,
-        "LDAP query built from request data",
-        "Request data reaches the name or filter of a directory search.",
+        "LDAP query built from outside data",
+        "Outside data reaches the name or filter of a directory search.",
     ),
     AuditRule(
         "zhixing.pathtraver.tainted-path",
         22,
-        "File path built from request data",
-        "Request data reaches a File, stream, Path or Files call as a path.",
+        "File path built from outside data",
+        "Outside data reaches a File, stream, Path or Files call as a path.",
+    ),
+    AuditRule(
+        "zhixing.redirect.tainted-url",
+        601,
+        "Redirect to a URL from outside data",
+        "Outside data chooses the target of sendRedirect (open redirect): check it against an"
+        " allow-list of destinations or keep redirects relative.",
+    ),
+    AuditRule(
+        "zhixing.reflection.tainted-class-name",
+        470,
+        "Class chosen by outside data",
+        "Outside data names the class that Class.forName or ClassLoader.loadClass loads"
+        " (unsafe reflection): map input to a fixed set of classes instead.",
     ),
     AuditRule(
         "zhixing.securecookie.insecure-cookie",
@@ -67,19 +103,19 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
         89,
         "SQL built by concatenating a method parameter",
         "SQL text is assembled from a method parameter by concatenation, String.format or a"
-        " StringBuilder instead of bind parameters; no request data was traced to it.",
+        " StringBuilder instead of bind parameters; no outside data was traced to it.",
     ),
     AuditRule(
         "zhixing.sqli.tainted-query",
         89,
-        "SQL built from request data",
-        "Request data reaches the SQL text of a JDBC, JdbcTemplate or JPA/Hibernate call.",
+        "SQL built from outside data",
+        "Outside data reaches the SQL text of a JDBC, JdbcTemplate or JPA/Hibernate call.",
     ),
     AuditRule(
         "zhixing.trustbound.session-write",
         501,
-        "Request data stored in the session",
-        "Request data is written into HttpSession attributes (trust boundary).",
+        "Outside data stored in the session",
+        "Outside data is written into HttpSession attributes (trust boundary).",
     ),
     AuditRule(
         "zhixing.weakrand.predictable-random",
@@ -91,20 +127,21 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
         "zhixing.xpathi.concatenated-expression",
         643,
         "XPath expression built by concatenating a method parameter",
-        "An XPath expression is assembled from a method parameter; no request data was"
+        "An XPath expression is assembled from a method parameter; no outside data was"
         " traced to it, so check what callers pass.",
     ),
     AuditRule(
         "zhixing.xpathi.tainted-expression",
         643,
-        "XPath expression built from request data",
-        "Request data reaches XPath.compile or XPath.evaluate as the expression.",
+        "XPath expression built from outside data",
+        "Outside data reaches XPath.compile or XPath.evaluate as the expression.",
     ),
     AuditRule(
         "zhixing.xss.tainted-output",
         79,
-        "Request data written to the response",
-        "Request data reaches the response writer or stream without HTML encoding.",
+        "Outside data written to the response",
+        "Outside data reaches the response writer or stream, or the message of an error page"
+        " (sendError), without HTML encoding.",
     ),
 )
 

@@ -15,17 +15,24 @@ from .java import Node, child, children, col_of, line_of, parse
 from .model import AuditFinding, AuditRule, TraceStep
 from .project import ClassInfo, MethodInfo, Project, SourceFile
 from .rules import RULE_FOR_CWE, STRUCTURAL_RULE_FOR_CWE, STRUCTURAL_RULE_IDS
+from .sources import KINDS
 from .summary import Site, Summary
-from .values import CLEAN, RANDOM, REQUEST, Env, Origin, OriginKind, Val, join, without_params
+from .values import CLEAN, RANDOM, Env, Origin, Val, join, without_params
 
-# Confidence of a taint finding by the kind of its origin and whether it was found through a
-# called method's summary (True) rather than at the sink itself.
-_CONF: dict[tuple[OriginKind, bool], str] = {
-    (REQUEST, False): "high",
-    (REQUEST, True): "medium",
-    (RANDOM, False): "high",
-    (RANDOM, True): "medium",
-}
+
+def _confidence(origin: Origin, via: bool) -> str:
+    """A taint finding's confidence: high at the sink itself and medium through a called
+    method's summary; one step lower for outside data an attacker needs local access to
+    control (the environment, a setting, the console, the command line)."""
+    local = origin.kind in KINDS and KINDS[origin.kind].local
+    return "medium" if via or local else "high"
+
+
+def _read(origin: Origin) -> str:
+    if origin.kind == RANDOM:
+        return "predictable random value"
+    info = KINDS.get(origin.kind)
+    return info.read if info is not None else "outside data read"
 
 
 class Analyzer:
@@ -38,12 +45,43 @@ class Analyzer:
         self.summaries: dict[tuple[int, int], Summary | None] = {}
         self.fields: dict[tuple[int, int, str], Val] = {}
         self.findings: dict[tuple[int, int, int], AuditFinding] = {}
+        # Fields read so far, and whether one of them changed after it was read: then the
+        # methods that read it run again (audit_tree), so a write in one method reaches a read
+        # in another whatever the order they were summarised in.
+        self.read: set[tuple[int, int, str]] = set()
+        self.stale = False
+        self._classes = {(c.file_idx, c.node.start_byte): c for c in project.classes_all()}
+        # The structural tier's evidence: which method parameter each such finding rests on,
+        # the methods some call site of the tree runs, and the parameters a call site passes
+        # something other than a clean value (outside data, or its caller's own parameter).
+        self._structural: dict[tuple[int, int, int], tuple[tuple[int, int], int]] = {}
+        self.called: set[tuple[int, int]] = set()
+        self.passed: set[tuple[tuple[int, int], int]] = set()
+
+    def results(self) -> list[AuditFinding]:
+        """The findings, in file order. A structural finding stands only where a caller can
+        pass it data: its method has no call site in the tree (an entry point), or one that
+        passes the parameter something not clean."""
+        out = []
+        for key, f in self.findings.items():
+            rests_on = self._structural.get(key)
+            if rests_on is not None and f.rule in STRUCTURAL_RULE_IDS:
+                method, param = rests_on
+                if method in self.called and (method, param) not in self.passed:
+                    continue
+            out.append(f)
+        return sorted(out, key=lambda f: (f.file, f.line, f.cwe))
+
+    def owner(self, key: tuple[int, int]) -> ClassInfo:
+        """The class declared at ``key`` (its file and start byte)."""
+        return self._classes[key]
 
     def field(self, owner: ClassInfo, name: str, evaluate: Callable[[Node, Env], Val]) -> Val:
         """Field ``name`` of ``owner``: one value for the whole run, shared by every method. Its
         initialiser is evaluated (by ``evaluate``, the reading method's run) on the first read;
         writes join into it."""
         key = (owner.file_idx, owner.node.start_byte, name)
+        self.read.add(key)
         if key not in self.fields:
             self.fields[key] = Val(typ=owner.fields.get(name))  # guards recursion
             init = owner.field_inits.get(name)
@@ -65,9 +103,13 @@ class Analyzer:
     ) -> None:
         """Field ``name`` of ``owner`` may now hold ``v`` too, less its parameter origins: a
         field outlives the call."""
-        old = self.field(owner, name, evaluate)
         key = (owner.file_idx, owner.node.start_byte, name)
-        self.fields[key] = join(old, without_params(v)).with_type(owner.fields.get(name))
+        was_read = key in self.read
+        old = self.field(owner, name, evaluate)
+        new = join(old, without_params(v)).with_type(owner.fields.get(name))
+        if new != old:
+            self.fields[key] = new
+            self.stale = self.stale or was_read
 
     def report(
         self,
@@ -88,20 +130,22 @@ class Analyzer:
         path = self.project.files[fidx].path
         trace: list[TraceStep] = []
         if origin is not None:
-            what = "predictable random value" if origin.kind == RANDOM else "request data read"
-            trace.append(TraceStep(self.project.files[origin.file].path, origin.line, what))
+            trace.append(
+                TraceStep(self.project.files[origin.file].path, origin.line, _read(origin))
+            )
         if via is not None:
             trace.append(TraceStep(path, line, "passed to a method"))
             trace.append(TraceStep(self.project.files[via.file].path, via.line, "sink"))
         else:
             trace.append(TraceStep(path, line, note or "sink"))
-        conf = "high" if origin is None else _CONF.get((origin.kind, via is not None), "medium")
+        conf = "high" if origin is None else _confidence(origin, via is not None)
         if origin is None and note.startswith("algorithm") and not _literal_arg(node):
             conf = "medium"
         rule = RULE_FOR_CWE[cwe]
-        self._put(fidx, line, col_of(node), cwe, rule, conf, trace)
+        kind = origin.kind if origin is not None and origin.kind in KINDS else ""
+        self._put(fidx, line, col_of(node), cwe, rule, conf, trace, kind)
         if via is not None and origin is not None:
-            self._put(via.file, via.line, via.column, cwe, rule, conf, trace)
+            self._put(via.file, via.line, via.column, cwe, rule, conf, trace, kind)
 
     def report_built(
         self,
@@ -127,6 +171,7 @@ class Analyzer:
             trace.append(TraceStep(path, line, "query assembled from it reaches the sink"))
         rule = STRUCTURAL_RULE_FOR_CWE[cwe]
         self._put(fidx, line, col_of(node), cwe, rule, "low", trace)
+        self._structural.setdefault((fidx, line, cwe), (m.key, param))
 
     def _open(self, fidx: int, line: int, cwe: int) -> bool:
         """Whether a finding at this place may still be made (or a structural one replaced)."""
@@ -142,6 +187,7 @@ class Analyzer:
         rule: AuditRule,
         conf: str,
         trace: list[TraceStep],
+        source: str = "",
     ) -> None:
         key = (fidx, line, cwe)
         old = self.findings.get(key)
@@ -152,7 +198,7 @@ class Analyzer:
             sf.lines[line - 1].decode("utf-8", "replace").strip() if line <= len(sf.lines) else ""
         )
         self.findings[key] = AuditFinding(
-            sf.path, line, col, cwe, rule.id, rule.title, conf, code, tuple(trace)
+            sf.path, line, col, cwe, rule.id, rule.title, conf, code, tuple(trace), source=source
         )
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from . import java_api as api
+from . import sources
 from .project import MethodInfo
+from .sources import SourceKind
 from .values import CLEAN, Env, Origin, Val, assembled, deep, mix, reaching
 
 
@@ -39,12 +41,22 @@ class ParamSink(NamedTuple):
         return Site(self.file, self.line, self.column)
 
 
+class ParamField(NamedTuple):
+    """A summary fact: parameter ``param`` of the method is stored into field ``name`` of the
+    class declared at ``owner`` (its file and start byte): a constructor or a setter."""
+
+    param: int
+    owner: tuple[int, int]
+    name: str
+
+
 @dataclass(frozen=True)
 class Summary:
     """What one method does with its parameters, as its callers need it."""
 
     ret: Val  # the join of its return values, parameters as PARAM origins
     param_sinks: frozenset[ParamSink]
+    param_fields: frozenset[ParamField] = frozenset()
 
 
 def argument(args: list[Val], i: int, m: MethodInfo) -> Val:
@@ -103,16 +115,24 @@ def _may_carry_text(m: MethodInfo, i: int) -> bool:
     return i < len(m.params) and m.params[i][1] not in api.NON_TEXT_TYPES
 
 
-def parameter_env(m: MethodInfo, request: Origin) -> Env:
+def parameter_env(m: MethodInfo, fidx: int, line: int) -> Env:
     """What ``m``'s parameters stand for while it is summarised: each itself, unless it is the
-    request or response object; and request data (origin ``request``) when Spring binds it
-    from the request (``@RequestParam`` ...)."""
+    request or response object; and outside data read at ``line`` when the method is an entry
+    point that receives it: Spring binds it from the request (``@RequestParam`` ...), a
+    listener receives a message (``@KafkaListener`` ...), ``main`` its command line."""
+    entry: SourceKind | None = None
+    if sources.LISTENER_ANNOTATIONS.intersection(m.annotations):
+        entry = "message"
+    elif sources.is_main(m.name, m.static, m.params):
+        entry = "command-line"
     env: Env = {}
     for i, (name, typ, annos) in enumerate(m.params):
         origins: set[Origin] = set()
         if not api.is_request_type(typ) and "Response" not in typ:
             origins.add(Origin.param(i))
         if api.SPRING_SOURCE_ANNOTATIONS.intersection(annos):
-            origins.add(request)
+            origins.add(Origin.source("request", fidx, line))
+        elif entry is not None:
+            origins.add(Origin.source(entry, fidx, line))
         env[name] = Val(origins=frozenset(origins), typ=typ)
     return env

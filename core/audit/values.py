@@ -1,7 +1,8 @@
 """Abstract values of the data-flow engine: taint origins, per-CWE sanitisation, constants.
 
-An :class:`Origin` says where tainted data came from: request data read at a line, a
-predictable random value made at a line, or a parameter of the method being summarised. A value
+An :class:`Origin` says where tainted data came from: outside data of one source kind read at a
+line (:mod:`.sources`), a predictable random value made at a line, or a parameter of the method
+being summarised. A value
 may also carry a folded constant, precise container contents (list elements / map entries under
 constant keys) and a static type name, which of its origins were assembled into text
 (concatenation, ``String.format``, a StringBuilder) and whether it is a normalised path. An
@@ -11,12 +12,17 @@ constant keys) and a static type name, which of its origins were assembled into 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple
+from functools import cache
+from typing import Literal, NamedTuple, get_args
 
-OriginKind = Literal["S", "R", "P"]
-REQUEST: OriginKind = "S"  # request data read at a line
-RANDOM: OriginKind = "R"  # a predictable random value made at a line
-PARAM: OriginKind = "P"  # the n-th parameter of the method being summarised
+from .sources import KINDS, SourceKind
+
+# A source kind (outside data read at a line, :mod:`.sources`), a predictable random value made
+# at a line, or the n-th parameter of the method being summarised.
+OriginKind = SourceKind | Literal["random", "param"]
+REQUEST: OriginKind = "request"
+RANDOM: OriginKind = "random"
+PARAM: OriginKind = "param"
 
 
 class Origin(NamedTuple):
@@ -30,6 +36,10 @@ class Origin(NamedTuple):
     kind: OriginKind
     file: int  # index into the project's files; -1 for a parameter
     at: int  # the line for REQUEST and RANDOM, the parameter's position for PARAM
+
+    @classmethod
+    def source(cls, kind: SourceKind, file: int, line: int) -> Origin:
+        return cls(kind, file, line)
 
     @classmethod
     def request(cls, file: int, line: int) -> Origin:
@@ -49,7 +59,7 @@ class Origin(NamedTuple):
 
     @property
     def line(self) -> int:
-        """The line where request data was read or a random value made (REQUEST, RANDOM)."""
+        """The line where outside data was read or a random value made (not PARAM)."""
         return self.at
 
     @property
@@ -58,7 +68,7 @@ class Origin(NamedTuple):
         return self.at
 
 
-INJECTION_KINDS: frozenset[OriginKind] = frozenset({REQUEST})
+INJECTION_KINDS: frozenset[OriginKind] = frozenset(get_args(SourceKind))
 RANDOM_KINDS: frozenset[OriginKind] = frozenset({RANDOM})
 MISSING = object()
 MARKER_TYPES = frozenset({"ResponseWriter"})  # the response's writer or output stream
@@ -152,9 +162,14 @@ def sanitize(v: Val, cwes: frozenset[int]) -> Val:
     return replace(v, safe=v.safe | cwes) if v.origins else v
 
 
+@cache
 def kinds_for(cwe: int) -> frozenset[OriginKind]:
-    """The origins a sink of ``cwe`` reports: random values for CWE-330, else request data."""
-    return RANDOM_KINDS if cwe == 330 else INJECTION_KINDS
+    """The origins a sink of ``cwe`` reports: random values for CWE-330, else the source kinds
+    that the catalog says feed ``cwe`` (all of them for a CWE it does not name)."""
+    if cwe == 330:
+        return RANDOM_KINDS
+    fed = frozenset(k for k in INJECTION_KINDS if cwe in KINDS[k].cwes)
+    return fed or INJECTION_KINDS
 
 
 def reaching(v: Val, cwe: int) -> frozenset[Origin]:
