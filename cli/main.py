@@ -711,7 +711,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         from ..core.task.export import write_findings
 
         findings = [f.to_json() for f in result.findings]
-        write_findings(findings, findings_to, __version__)
+        # A folder is the root the paths are relative to; an archive's unpacked copy is not.
+        folder = args.workspace if args.workspace is not None and args.workspace.is_dir() else None
+        write_findings(findings, findings_to, __version__, folder)
         print(f"Wrote {len(findings)} finding(s) to {findings_to}.", file=sys.stderr)
     if args.json:
         emit_json(result.to_json())

@@ -67,6 +67,10 @@ def test_run_writes_the_findings_as_sarif_that_validates_and_as_csv(tmp_path: Pa
     assert not errors, errors[0].message if errors else ""
     [run] = log["runs"]
     assert len(run["results"]) == len(findings) > 0
+    # The workspace folder is the root the paths are relative to, and names the analysis.
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/samples/springboot-shop/")
+    assert run["automationDetails"]["id"] == "zhixing/task/springboot-shop/"
+    assert all(r["partialFingerprints"]["zhixing/v1"] for r in run["results"])
     rule_ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
     assert {r["ruleId"] for r in run["results"]} <= rule_ids
     # Every result names its rule and its CWE; those citing a clause say which.

@@ -22,6 +22,7 @@ from ..audit import (
     to_sarif,
 )
 from ..errors import ZhixingError
+from .audit_rules import topic_named
 
 __all__ = [
     "CSV_COLUMNS",
@@ -64,17 +65,20 @@ def _csv_row(f: Mapping[str, Any]) -> list[object]:
     ]
 
 
-def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> dict[str, Any]:
-    """One SARIF 2.1.0 log: the rules the findings came from, one result per finding."""
+def findings_sarif(
+    findings: Sequence[Mapping[str, Any]], tool_version: str, root: Path | None = None
+) -> dict[str, Any]:
+    """One SARIF 2.1.0 log: the rules the findings came from, one result per finding.
+
+    `root`: the workspace folder the findings' paths are relative to, when known (it becomes
+    `%SRCROOT%` and names the run's `automationDetails`: "zhixing/task/<folder name>/")."""
     rules: dict[str, AuditRule] = {}
     audit: list[AuditFinding] = []
     for f in findings:
         rule = str(f.get("rule") or "model")
         cwe = int(f.get("cwe") or 0)
         if rule not in rules:
-            rules[rule] = _BUILTIN.get(rule) or AuditRule(
-                id=rule, cwe=cwe, title=str(f.get("title", rule)), description=_described(rule)
-            )
+            rules[rule] = _BUILTIN.get(rule) or _rule_for(rule, cwe)
         audit.append(
             AuditFinding(
                 file=str(f.get("file", "")),
@@ -88,8 +92,8 @@ def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> 
                 clause=clause_of(f),
             )
         )
-    result = AuditResult(root="", findings=audit)
-    log = to_sarif(result, tool_version, rules=list(rules.values()))
+    result = AuditResult(root=str(root) if root is not None else "", findings=audit)
+    log = to_sarif(result, tool_version, rules=list(rules.values()), kind="task")
     # A candidate the model rejected stays a result, suppressed "externally" (by a reviewer
     # outside the analysis) with the model's reason: code-scanning tools hide it by default
     # without losing it (SARIF 2.1.0 §3.34).
@@ -101,19 +105,26 @@ def findings_sarif(findings: Sequence[Mapping[str, Any]], tool_version: str) -> 
     return log
 
 
-def render_findings(findings: Sequence[Mapping[str, Any]], kind: str, tool_version: str) -> str:
-    """The findings as a SARIF 2.1.0 log ("sarif") or a CSV table ("csv")."""
+def render_findings(
+    findings: Sequence[Mapping[str, Any]], kind: str, tool_version: str, root: Path | None = None
+) -> str:
+    """The findings as a SARIF 2.1.0 log ("sarif") or a CSV table ("csv"); `root`: the
+    workspace folder, when known (`findings_sarif`)."""
     import json
 
     if kind == "sarif":
-        return json.dumps(findings_sarif(findings, tool_version), ensure_ascii=False, indent=2)
+        log = findings_sarif(findings, tool_version, root)
+        return json.dumps(log, ensure_ascii=False, indent=2)
     if kind == "csv":
         return findings_csv(findings)
     raise ZhixingError(f"Findings are written as 'sarif' or 'csv', not {kind!r}.")
 
 
-def write_findings(findings: Sequence[Mapping[str, Any]], path: Path, tool_version: str) -> None:
-    """Write the findings to `path` as SARIF (.sarif, .sarif.json) or CSV (.csv)."""
+def write_findings(
+    findings: Sequence[Mapping[str, Any]], path: Path, tool_version: str, root: Path | None = None
+) -> None:
+    """Write the findings to `path` as SARIF (.sarif, .sarif.json) or CSV (.csv); `root`: the
+    workspace folder, when known."""
     name = path.name.lower()
     if name.endswith((".sarif", ".sarif.json")):
         kind = "sarif"
@@ -123,15 +134,35 @@ def write_findings(findings: Sequence[Mapping[str, Any]], path: Path, tool_versi
         raise ZhixingError(
             f"{path.name}: --findings writes .sarif or .csv files; name the file so."
         )
-    path.write_text(render_findings(findings, kind, tool_version), encoding="utf-8")
+    path.write_text(render_findings(findings, kind, tool_version, root), encoding="utf-8")
 
 
-def _described(rule: str) -> str:
+def _rule_for(rule: str, cwe: int) -> AuditRule:
+    """The descriptor of a rule outside the built-in pack: a topic's line rule, a clause's
+    forbidden API, or the model (its CWE: that of its first finding; the SARIF writer adds the
+    CWEs of the others)."""
     if rule.startswith("zhixing.pattern."):
-        return "A line pattern of the built-in rule pack for this topic (no data flow seen)."
+        topic = topic_named(rule.removeprefix("zhixing.pattern."))
+        name = topic.name if topic is not None else rule.removeprefix("zhixing.pattern.")
+        return AuditRule(
+            rule,
+            topic.cwes[0] if topic is not None and topic.cwes else cwe,
+            f"{name} (line pattern)",
+            f"A line pattern of the built-in rule pack for the topic {name} (no data flow seen).",
+        )
     if rule == "zhixing.clause.forbidden-api":
-        return "A use of an API that a clause of the attached knowledge forbids."
-    return "Reported by the model that carried out the subtask."
+        return AuditRule(
+            rule,
+            cwe,
+            "Use of an API a clause forbids",
+            "A use of an API that a clause of the attached knowledge forbids.",
+        )
+    return AuditRule(
+        rule,
+        cwe,
+        "Reported by the model",
+        "A weakness the model found while carrying out a subtask.",
+    )
 
 
 def _confidence(finding: Mapping[str, Any]) -> str:
