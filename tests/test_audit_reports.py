@@ -235,11 +235,26 @@ def test_the_sarif_log_names_the_tool_rules_cwes_and_locations(result: AuditResu
     assert flows, "taint findings carry their source-to-sink trace"
 
 
-def test_the_csv_has_the_scoring_columns_and_an_empty_clause(result: AuditResult) -> None:
+def test_the_csv_has_the_scoring_columns_an_empty_clause_and_the_source_kind(
+    result: AuditResult,
+) -> None:
     rows = list(csv.DictReader(io.StringIO(to_csv(result))))
     assert len(rows) == len(result.findings)
-    assert list(rows[0]) == ["file", "line", "cwe", "rule", "confidence", "title", "clause"]
+    assert list(rows[0]) == [
+        "file",
+        "line",
+        "cwe",
+        "rule",
+        "confidence",
+        "title",
+        "clause",
+        "source",
+    ]
     assert all(r["clause"] == "" and r["cwe"].isdigit() for r in rows)
+    # The shop's flows start at Spring request bindings; its non-flow findings name none.
+    assert {r["source"] for r in rows if ".tainted-" in r["rule"]} == {"request"}
+    non_flow = ("zhixing.crypto.", "zhixing.hash.", "zhixing.securecookie.", ".concatenated-")
+    assert {r["source"] for r in rows if any(x in r["rule"] for x in non_flow)} == {""}
 
 
 @pytest.mark.slow

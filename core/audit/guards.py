@@ -1,4 +1,5 @@
-"""Path containment guards: a normalised path checked with ``startsWith(base)``.
+"""Guards: a normalised path checked with ``startsWith(base)``; a value checked against an
+allow-list (``ALLOWED.contains(v)``) or a constant (``"asc".equals(v)``).
 
 ``base.resolve(name).normalize()`` (or ``toRealPath()``, ``File.getCanonicalPath()`` /
 ``getCanonicalFile()``) removes every ``..``; a following ``startsWith(base)`` then proves the
@@ -8,7 +9,8 @@ branch where such a check holds the path is clean for CWE-22.
 
 A ``name.contains("..")`` check is deliberately not a guard: it leaves absolute names
 (``Path.resolve("/etc/passwd")`` and ``new File(name)`` escape any base) and is often made
-before the value is decoded, so a path checked only that way is still reported.
+before the value is decoded, so a path checked only that way is still reported. Membership in a collection the attacker
+does not fill, or equality with a literal, proves the value is one the program chose.
 """
 
 from __future__ import annotations
@@ -49,9 +51,16 @@ def normalised_later(n: Node) -> bool:
     return False
 
 
-def path_checks(cond: Node | None) -> tuple[list[tuple[str, Node]], list[tuple[str, Node]]]:
-    """``(var, base)`` pairs of ``var.startsWith(base)`` facts that hold when ``cond`` is true,
-    and those that hold when it is false (through ``!``, ``&&``, ``||`` and parentheses)."""
+Fact = tuple[str, str, Node]  # (kind, variable, the node it is checked against)
+_MEMBERSHIP = frozenset({"contains", "containsKey"})
+_EQUALITY = frozenset({"equals", "equalsIgnoreCase"})
+
+
+def path_checks(cond: Node | None) -> tuple[list[Fact], list[Fact]]:
+    """The facts that hold when ``cond`` is true, and those that hold when it is false (through
+    ``!``, ``&&``, ``||`` and parentheses): ``("under", var, base)`` for
+    ``var.startsWith(base)``; ``("member", var, set)`` for ``set.contains(var)`` (an
+    allow-list); ``("equal", var, other)`` for ``var.equals(other)`` either way round."""
     if cond is None:
         return [], []
     t = cond.type
@@ -66,37 +75,66 @@ def path_checks(cond: Node | None) -> tuple[list[tuple[str, Node]], list[tuple[s
         lt, lf = path_checks(child(cond, "left"))
         rt, rf = path_checks(child(cond, "right"))
         if op == "&&":
-            return lt + rt, []
+            return lt + rt, _either(lf, rf)
         if op == "||":
-            return [], lf + rf
+            return _either(lt, rt), lf + rf
         return [], []
-    if t == "method_invocation" and text(child(cond, "name")) == "startsWith":
-        obj, args = child(cond, "object"), child(cond, "arguments")
-        params = children(args) if args is not None else []
-        while obj is not None and obj.type == "method_invocation":  # f.toPath().startsWith
-            view_args = child(obj, "arguments")
-            if text(child(obj, "name")) not in PATH_VIEWS or (
-                view_args is not None and children(view_args)
-            ):
-                return [], []
-            obj = child(obj, "object")
-        if obj is not None and obj.type == "identifier" and len(params) == 1:
-            return [(text(obj), params[0])], []
+    if t == "method_invocation":
+        return _call_fact(cond), []
     return [], []
 
 
-def confine(facts: list[tuple[str, Node]], env: Env, read_field: Callable[[str], Val]) -> Env:
-    """``env`` with each normalised path proven under a trusted base marked clean for CWE-22.
+def _either(a: list[Fact], b: list[Fact]) -> list[Fact]:
+    """What holds when one of two conditions does: a variable each side proves to be a value
+    the program chose (``"asc".equals(v) || "desc".equals(v)``)."""
+    both = {v for k, v, _ in a if k != "under"} & {v for k, v, _ in b if k != "under"}
+    return [f for f in a + b if f[0] != "under" and f[1] in both]
 
-    ``read_field`` gives the value of a base that is not a local variable; it is called only
-    for a base that matters, since reading a field may evaluate its initialiser."""
-    for var, base in facts:
+
+def _call_fact(cond: Node) -> list[Fact]:
+    name = text(child(cond, "name"))
+    obj, args = child(cond, "object"), child(cond, "arguments")
+    params = children(args) if args is not None else []
+    if len(params) != 1 or obj is None:
+        return []
+    if name in _MEMBERSHIP and params[0].type == "identifier":
+        if obj.type in ("identifier", "field_access"):
+            return [("member", text(params[0]), obj)]
+        return []
+    if name in _EQUALITY:
+        if obj.type == "identifier" and params[0].type == "string_literal":
+            return [("equal", text(obj), params[0])]
+        if obj.type == "string_literal" and params[0].type == "identifier":
+            return [("equal", text(params[0]), obj)]
+        return []
+    if name != "startsWith":
+        return []
+    while obj is not None and obj.type == "method_invocation":  # f.toPath().startsWith
+        view_args = child(obj, "arguments")
+        if text(child(obj, "name")) not in PATH_VIEWS or (
+            view_args is not None and children(view_args)
+        ):
+            return []
+        obj = child(obj, "object")
+    if obj is not None and obj.type == "identifier":
+        return [("under", text(obj), params[0])]
+    return []
+
+
+def confine(facts: list[Fact], env: Env, value_of: Callable[[Node], Val]) -> Env:
+    """``env`` with what ``facts`` prove: a normalised path proven under a trusted base is clean
+    for CWE-22; a value found in a trusted allow-list, or equal to a constant, is clean.
+
+    ``value_of`` evaluates the node a variable is checked against; it is called only for a
+    fact that matters, since reading a field may evaluate its initialiser."""
+    for kind, var, other in facts:
         v = env.get(var)
-        if v is None or not v.norm or not v.origins:
+        if v is None or not v.origins or (kind == "under" and not v.norm):
             continue
-        if base.type == "identifier":
-            b = env[text(base)] if text(base) in env else read_field(text(base))
-            if any(not o.is_param for o in b.origins):
-                continue  # a base the attacker picks proves nothing
-        env[var] = replace(v, safe=v.safe | {_PATH_CWE})
+        if kind != "equal" and any(not o.is_param for o in value_of(other).origins):
+            continue  # a base or a list the attacker picks proves nothing
+        if kind == "under":
+            env[var] = replace(v, safe=v.safe | {_PATH_CWE})
+        else:
+            env[var] = Val(typ=v.typ)
     return env

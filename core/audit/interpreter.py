@@ -98,8 +98,8 @@ class MethodRun:
             if cond.const is False:
                 return self.stmt(alt, env) if alt is not None else env
             on_true, on_false = guards.path_checks(cond_node)
-            env_t = guards.confine(on_true, dict(env), self.read_field)
-            env_f = guards.confine(on_false, dict(env), self.read_field)
+            env_t = guards.confine(on_true, dict(env), lambda x: self.expr(x, env))
+            env_f = guards.confine(on_false, dict(env), lambda x: self.expr(x, env))
             a = self.stmt(cons, env_t) if cons is not None else env_t
             b = self.stmt(alt, env_f) if alt is not None else env_f
             return join_envs([a, b])

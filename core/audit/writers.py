@@ -24,7 +24,7 @@ SRCROOT = "%SRCROOT%"
 # Our own `partialFingerprints` key, versioned: a different recipe would be a new key.
 FINGERPRINT_KEY = "zhixing/v1"
 _LEVEL = {"high": "error", "medium": "warning", "low": "note"}
-CSV_COLUMNS = ("file", "line", "cwe", "rule", "confidence", "title", "clause")
+CSV_COLUMNS = ("file", "line", "cwe", "rule", "confidence", "title", "clause", "source")
 # A spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV Injection";
 # ASVS 1.2.10 adds NUL): `=HYPERLINK(...)` in a file name or a clause heading would run on open.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
@@ -67,6 +67,8 @@ def to_sarif(
             res["properties"]["cwe"] = f"CWE-{f.cwe}"
         if f.clause:
             res["properties"]["clause"] = f.clause
+        if f.source:
+            res["properties"]["source"] = f.source
         if len(f.trace) > 1:
             res["codeFlows"] = [
                 {
@@ -170,9 +172,11 @@ def _location(file: str, line: int, column: int | None) -> dict[str, Any]:
 
 
 def to_csv(result: AuditResult) -> str:
-    """Findings as CSV with a header row (``clause`` is empty for the built-in pack)."""
+    """Findings as CSV with a header row (``clause`` is empty for the built-in pack;
+    ``source`` is the kind of outside data a flow started from)."""
     rows = (
-        [f.file, f.line, f.cwe, f.rule, f.confidence, f.title, f.clause] for f in result.findings
+        [f.file, f.line, f.cwe, f.rule, f.confidence, f.title, f.clause, f.source]
+        for f in result.findings
     )
     return csv_text(CSV_COLUMNS, rows)
 
