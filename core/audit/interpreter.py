@@ -39,7 +39,10 @@ def method_summary(an: Analyzer, m: MethodInfo) -> Summary | None:
         return an.summaries[m.key]
     an.summaries[m.key] = None
     run = MethodRun(an, m)
-    s = Summary(run.run(), frozenset(run.param_sinks), frozenset(run.param_fields))
+    ret = run.run()
+    got = set(run.ret_fields)
+    getter = got.pop() if len(got) == 1 else None
+    s = Summary(ret, frozenset(run.param_sinks), frozenset(run.param_fields), getter)
     an.summaries[m.key] = s
     return s
 
@@ -55,6 +58,7 @@ class MethodRun:
         self.returns: list[Val] = []
         self.param_sinks: set[ParamSink] = set()
         self.param_fields: set[ParamField] = set()
+        self.ret_fields: list[str | None] = []  # per return: the own field it reads, if one
         self.breaks: list[Env | None] = []  # at the `break`s of the innermost loop or switch
         self.wraps: dict[str, set[str]] = {}  # a stream variable -> the variables it wraps
 
@@ -112,6 +116,7 @@ class MethodRun:
         if t == "return_statement":
             kids = children(n)
             self.returns.append(self.expr(kids[0], env) if kids else CLEAN)
+            self.ret_fields.append(self._own_field(kids[0], env) if kids else None)
             return None
         if t == "break_statement":
             self.breaks.append(env)
@@ -409,7 +414,8 @@ class MethodRun:
             rtype = static_cls or (recv.typ if recv is not None else None)
             cands = project.methods_of(rtype, self.cls, name, len(args))
         if cands:
-            return self.apply(n, best_overloads(cands, args), args)
+            holder = text(objn) if objn is not None and text(objn) in env else None
+            return self.apply(n, best_overloads(cands, args), args, holder, env)
         env.update(library.filled_arguments(name, recv, arg_nodes, env))
         for cwe, vals in library.call_sinks(name, rtype, args):
             self.sink(n, cwe, vals)
@@ -464,8 +470,18 @@ class MethodRun:
         where = Site(self.fidx, line_of(n), col_of(n))
         self.param_sinks.update(ParamSink(i, 330, *where) for i in rule.params)
 
-    def apply(self, n: Node, cands: list[MethodInfo], args: list[Val]) -> Val:
-        """The call's result from the callees' summaries; their parameter sinks fire here."""
+    def apply(
+        self,
+        n: Node,
+        cands: list[MethodInfo],
+        args: list[Val],
+        holder: str | None = None,
+        env: Env | None = None,
+    ) -> Val:
+        """The call's result from the callees' summaries; their parameter sinks fire here.
+
+        With ``holder`` (the local variable the call is made on), a setter fills that object's
+        slot and a getter reads it, so two objects of one class keep their data apart."""
         out: Val | None = None
         for m in cands:
             self.an.called.add(m.key)
@@ -478,8 +494,46 @@ class MethodRun:
                 self.sink(n, ps.cwe, [argument(args, ps.param, m)], via=ps.site)
             for pf in s.param_fields if s is not None else ():
                 self.store(self.an.owner(pf.owner), pf.name, argument(args, pf.param, m))
+            if holder is not None and env is not None and s is not None:
+                v = self._on_holder(m, s, args, env, holder) or v
             out = v if out is None else join(out, v)
         return out if out is not None else CLEAN
+
+    def _on_holder(
+        self, m: MethodInfo, s: Summary, args: list[Val], env: Env, holder: str
+    ) -> Val | None:
+        """A project method run on local object ``holder``: the slots its summary sets, and the
+        value of the slot it returns when the object's data is known here."""
+        own = (m.cls.file_idx, m.cls.node.start_byte)
+        for pf in s.param_fields:
+            if pf.owner == own:
+                env[holder] = library.with_member(env[holder], pf.name, argument(args, pf.param, m))
+        return library.member(env[holder], s.ret_field) if s.ret_field else None
+
+    def _construct(self, n: Node, typ: str, ctors: list[MethodInfo], args: list[Val]) -> Val:
+        """``new T(args)`` of a project class: what its constructor stores in the object's
+        fields fills their slots; the other arguments taint the object as a whole."""
+        obj = Val(typ=typ)
+        stored: set[int] = set()
+        chosen = best_overloads(ctors, args) if ctors else []
+        if chosen:
+            self.apply(n, chosen, args)
+            s = self.an.summaries.get(chosen[0].key) if len(chosen) == 1 else None
+            m = chosen[0]
+            for pf in s.param_fields if s is not None else ():
+                if pf.owner == (m.cls.file_idx, m.cls.node.start_byte):
+                    obj = library.with_member(obj, pf.name, argument(args, pf.param, m))
+                    stored.add(pf.param)
+        rest = mix([deep(a) for i, a in enumerate(args) if i not in stored])
+        return replace(obj, origins=rest.origins)
+
+    def _own_field(self, n: Node, env: Env) -> str | None:
+        """The instance field of this class that ``n`` reads bare (``f``, ``this.f``)."""
+        if n.type == "field_access" and (obj := child(n, "object")) is not None:
+            name = text(child(n, "field")) if obj.type == "this" else ""
+        else:
+            name = text(n) if n.type == "identifier" and text(n) not in env else ""
+        return name if name and name in self.cls.fields else None
 
     def new(self, n: Node, env: Env) -> Val:
         typ = syn.declared_type(n)
@@ -489,10 +543,7 @@ class MethodRun:
             return mix([*map(deep, args), *closures.anonymous_class(self, body, env)], typ)
         classes = self.an.project.classes(typ, self.cls)
         if classes:
-            ctors = find_methods(classes, "<init>", len(args))
-            if ctors:
-                self.apply(n, best_overloads(ctors, args), args)
-            return Val(mix([deep(a) for a in args]).origins, typ=typ)
+            return self._construct(n, typ, find_methods(classes, "<init>", len(args)), args)
         if typ in api.CTOR_SINKS:
             self.sink(n, api.CTOR_SINKS[typ], args)
         if typ in api.DESERIALIZERS and args and args[0].typ not in api.IN_MEMORY_STREAMS:

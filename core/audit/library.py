@@ -232,14 +232,20 @@ def with_member(obj: Val, name: str, v: Val) -> Val:
     return replace(obj, entries=rest + ((key, v),))
 
 
-def member(obj: Val, name: str) -> Val | None:
-    """What field ``name`` of ``obj`` holds, when ``obj`` is an object whose fields this
-    method set (``holder.value = v``); None when that is not known."""
+def slot(obj: Val, name: str) -> Val | None:
+    """What field ``name`` of ``obj`` holds when this method knows it: set here
+    (``holder.value = v``, a setter) or by the constructor that made it."""
     if obj.entries is None or any(not k.startswith("#") for k, _ in obj.entries):
         return None
-    got = get_entry(obj, "#" + name)
-    if isinstance(got, Val) and any(k == "#" + name for k, _ in obj.entries):
-        return got
+    return next((e for k, e in obj.entries if k == "#" + name), None)
+
+
+def member(obj: Val, name: str) -> Val | None:
+    """What field ``name`` of ``obj`` holds: its slot when known, else the object's own data
+    when it has any (a parameter: what the caller passed); None when nothing is known here."""
+    known = slot(obj, name)
+    if known is not None:
+        return known
     return Val(obj.origins, obj.safe) if obj.origins else None
 
 

@@ -57,6 +57,7 @@ class Summary:
     ret: Val  # the join of its return values, parameters as PARAM origins
     param_sinks: frozenset[ParamSink]
     param_fields: frozenset[ParamField] = frozenset()
+    ret_field: str | None = None  # the instance field every return reads (a getter)
 
 
 def argument(args: list[Val], i: int, m: MethodInfo) -> Val:
