@@ -5,10 +5,14 @@ index, interprets each method once (callee summaries first) and returns the find
 built-in rule pack. ``to_sarif`` and ``to_csv`` write them out.
 
 The modules, each importing only those named before it: ``java`` (the tree-sitter adapter),
-``java_api`` (the engine's knowledge of the Java library, as data), ``model`` and ``rules``
+``java_api`` and ``sources`` (the engine's knowledge of the Java library and the catalog of
+sources, as data), ``model`` and ``rules``
 (results, the rule pack), ``fold``, ``values``, ``project`` (the class index); pure helpers:
 ``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``; ``scan`` (the state
-one run shares, and how a finding is recorded); ``interpreter`` (``MethodRun``, the one class
+one run shares, and how a finding is recorded); ``closures`` (lambdas, method references,
+anonymous classes, wrapping streams), ``objects`` (fields and object slots) and ``control``
+(loops, switches, try statements), functions over
+a method run; ``interpreter`` (``MethodRun``, the one class
 that walks a method body); ``writers`` (SARIF, CSV). tests/test_audit_imports.py keeps the
 imports free of cycles.
 """

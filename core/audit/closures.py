@@ -6,8 +6,9 @@ A lambda passed to a call on a receiver (``items.forEach(x -> ...)``, ``stream.m
 passed elsewhere (``new Thread(() -> ...)``) with clean parameters. Either way its body runs
 once, where it is written, on the variables it captures, and its sinks fire there. A method
 reference runs the project method it names on the same values. An anonymous class's methods
-run when it is created. These are functions over the interpreter (:class:`Run`), kept apart
-so that :mod:`.interpreter` stays the statement and expression walk.
+run when it is created. These are functions over the interpreter (:class:`Run`: what of a
+method run they and :mod:`.objects` use), kept apart so that :mod:`.interpreter` stays the
+statement and expression walk.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from functools import reduce
 from typing import Protocol
 
 from .java import Node, child, children, text
-from .project import MethodInfo, best_overloads
+from .project import ClassInfo, MethodInfo, best_overloads
 from .scan import Analyzer
 from .values import CLEAN, Env, Val, deep, join, mix
 
@@ -29,11 +30,15 @@ class Run(Protocol):
     """What of the interpreter's method run the functions here use."""
 
     an: Analyzer
+    cls: ClassInfo
+    fidx: int
     returns: list[Val]
     breaks: list[Env | None]
+    wraps: dict[str, set[str]]
 
-    @property
-    def cls(self) -> object: ...
+    def read_field(self, name: str) -> Val: ...
+
+    def store(self, owner: ClassInfo, name: str, v: Val) -> None: ...
 
     def expr(self, n: Node | None, env: Env) -> Val: ...
 

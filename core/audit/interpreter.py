@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import reduce
 
-from . import checks, closures, guards, library, sources
+from . import checks, closures, control, guards, library, objects, sources
 from . import java_api as api
 from . import operators as ops
 from . import syntax as syn
@@ -88,7 +88,7 @@ class MethodRun:
             for d in n.children_by_field_name("declarator"):
                 init = child(d, "value")
                 v = self.expr(init, env)
-                if not self._made_here(init, v):
+                if not objects.made_here(self.an, init, v):
                     v = v.with_type(typ if typ != "var" else None)
                 env[text(child(d, "name"))] = v
                 closures.note_wrapper(self.wraps, text(child(d, "name")), init, env)
@@ -108,15 +108,15 @@ class MethodRun:
             b = self.stmt(alt, env_f) if alt is not None else env_f
             return join_envs([a, b])
         if t in syn.LOOPS:
-            return self._loop(n, env)
+            return control.loop(self, n, env)
         if t == "switch_expression":
-            return self._switch(n, env)
+            return control.switch(self, n, env)
         if t in syn.TRY:
-            return self._try(n, env)
+            return control.try_statement(self, n, env)
         if t == "return_statement":
             kids = children(n)
             self.returns.append(self.expr(kids[0], env) if kids else CLEAN)
-            self.ret_fields.append(self._own_field(kids[0], env) if kids else None)
+            self.ret_fields.append(objects.own_field(self.cls, kids[0], env) if kids else None)
             return None
         if t == "break_statement":
             self.breaks.append(env)
@@ -130,97 +130,6 @@ class MethodRun:
         for c in children(n):  # anything else (an expression statement, a throw): its parts
             self.expr(c, env)
         return None if t == "throw_statement" else env
-
-    def _loop(self, n: Node, env: Env) -> Env | None:
-        """The body runs twice, the second time from the join of the entry and the first pass,
-        so what one iteration leaves is seen by the next (two passes, not a fixpoint)."""
-        if n.type == "for_statement":
-            for init in n.children_by_field_name("init"):
-                if init.type.endswith("declaration"):
-                    self.stmt(init, env)
-                else:
-                    self.expr(init, env)
-        if n.type == "enhanced_for_statement":
-            it = self.expr(child(n, "value"), env)
-            env[text(child(n, "name"))] = deep(it).with_type(syn.declared_type(n))
-        cond = child(n, "condition")
-        if cond is not None and self.expr(cond, env).const is False:
-            return env
-        saved, self.breaks = self.breaks, []
-        body = child(n, "body")
-        first = self.stmt(body, dict(env)) if body is not None else env
-        merged = join_envs([env, first])
-        second = self.stmt(body, dict(merged)) if body is not None and merged is not None else None
-        out = join_envs([env, first, second, *self.breaks])
-        self.breaks = saved
-        return out
-
-    def _switch(self, n: Node, env: Env) -> Env | None:
-        """A selector that folds runs from its matching case (or ``default``) only."""
-        sel = self.expr(child(n, "condition"), env).const
-        body = child(n, "body")
-        groups = children(body) if body is not None else []
-        start = None
-        if sel is not None:
-            for i, g in enumerate(groups):  # the first case whose label equals the selector
-                for lab in (c for c in children(g) if c.type == "switch_label"):
-                    vals = children(lab)
-                    if start is None and any(self.expr(v, env).const == sel for v in vals):
-                        start = i
-            if start is None:
-                start = next((i for i, g in enumerate(groups) if syn.has_default(g)), None)
-            if start is None:
-                return env
-        saved, self.breaks = self.breaks, []
-        outs: list[Env | None] = []
-        for i in [start] if start is not None else range(len(groups)):
-            e: Env | None = dict(env)
-            for g in groups[i:]:  # fall through until a break or return
-                if e is None:
-                    break
-                if g.type == "switch_rule":
-                    e = self._rule(g, e)
-                    break
-                e = self.stmt(g, e)
-            outs.append(e)
-        if start is None and not any(syn.has_default(g) for g in groups):
-            outs.append(env)
-        result = join_envs([*outs, *self.breaks])
-        self.breaks = saved
-        return result
-
-    def _rule(self, g: Node, env: Env) -> Env | None:
-        """``case X -> body``: only a block, a throw or an expression statement runs."""
-        for c in children(g):
-            if c.type != "switch_label":
-                return self.stmt(c, env) if c.type in syn.RULE_BODIES else env
-        return env
-
-    def _try(self, n: Node, env: Env) -> Env | None:
-        """A catch may start anywhere in the body: from the join of before and after it."""
-        res = child(n, "resources")
-        for r in children(res) if res is not None else []:
-            name = child(r, "name")
-            v = self.expr(child(r, "value"), env)
-            if name is not None:
-                env[text(name)] = v.with_type(syn.declared_type(r))
-                closures.note_wrapper(self.wraps, text(name), child(r, "value"), env)
-        body = child(n, "body")
-        before = dict(env)
-        after = self.stmt(body, env) if body is not None else env
-        outs: list[Env | None] = [after]
-        fin = None
-        for c in children(n):
-            if c.type == "catch_clause":
-                start = join_envs([before, after]) or dict(before)
-                cb = child(c, "body")
-                outs.append(self.stmt(cb, dict(start)) if cb is not None else start)
-            elif c.type == "finally_clause":
-                fin = next((b for b in children(c) if b.type == "block"), None)
-        out = join_envs(outs)
-        if fin is not None:
-            out = self.stmt(fin, out if out is not None else dict(before))
-        return out
 
     # --- expressions -----------------------------------------------------------------------
     def expr(self, n: Node | None, env: Env) -> Val:
@@ -273,7 +182,7 @@ class MethodRun:
             arr = self.expr(child(n, "array"), env)
             return ops.element(arr, self.expr(child(n, "index"), env).const)
         if t == "field_access":
-            return self._field_access(n, env)
+            return objects.field_access(self, n, env)
         if t == "update_expression":
             target = children(n)[0] if children(n) else None
             if target is not None and target.type == "identifier" and text(target) in env:
@@ -307,12 +216,7 @@ class MethodRun:
             if obj is not None and obj.type == "this":
                 self.write_field(fld, v)
             elif obj is not None and obj.type == "identifier" and text(obj) in env:
-                # `holder.value = v`: this object's field now holds v; so may the class's
-                # field, which its own methods (a getter) read.
-                env[text(obj)] = library.with_member(env[text(obj)], fld, v)
-                owner = self._field_of(env[text(obj)].typ, fld)
-                if owner is not None:
-                    self.store(owner, fld, v)
+                objects.set_member(self, text(obj), fld, v, env)
         elif left.type == "array_access":
             arr_node = child(left, "array")
             if arr_node is not None and arr_node.type == "identifier" and text(arr_node) in env:
@@ -320,46 +224,6 @@ class MethodRun:
                 i = self.expr(child(left, "index"), env).const
                 env[text(arr_node)] = ops.store(arr, i, v)
         return v
-
-    def _field_access(self, n: Node, env: Env) -> Val:
-        obj, fld = child(n, "object"), text(child(n, "field"))
-        if obj is None:
-            return CLEAN
-        if obj.type == "this":
-            return self.read_field(fld)
-        cls = named_class(obj, self.cls, env)
-        if cls is not None:
-            kind = sources.FIELD_SOURCES.get((cls, fld))
-            if kind is not None:
-                return Val(frozenset({Origin.source(kind, self.fidx, line_of(n))}))
-            return self.an.static_field(cls, fld, self.cls, self.expr)
-        v = self.expr(obj, env)
-        if fld == "length":
-            return CLEAN
-        known = library.member(v, fld)
-        if known is not None:
-            return known
-        owner = self._field_of(v.typ, fld)
-        if owner is not None and not deep(v).origins:
-            return self.an.field(owner, fld, self.expr)  # an object this method knows nothing of
-        return deep(v)
-
-    def _field_of(self, typ: str | None, name: str) -> ClassInfo | None:
-        """The project class of type ``typ`` that declares field ``name``."""
-        for c in self.an.project.classes(typ, self.cls) if typ else []:
-            if name in c.fields:
-                return c
-        return None
-
-    def _made_here(self, init: Node | None, v: Val) -> bool:
-        """Whether ``init`` creates an object of a project class: its value keeps that class,
-        not the declared supertype, so calls on it run that class's methods only."""
-        return (
-            init is not None
-            and init.type == "object_creation_expression"
-            and v.typ is not None
-            and v.typ in self.an.project.by_name
-        )
 
     # --- fields: the run's shared values (scan.Analyzer.field), initialisers evaluated here ---
     def read_field(self, name: str) -> Val:
@@ -495,45 +359,9 @@ class MethodRun:
             for pf in s.param_fields if s is not None else ():
                 self.store(self.an.owner(pf.owner), pf.name, argument(args, pf.param, m))
             if holder is not None and env is not None and s is not None:
-                v = self._on_holder(m, s, args, env, holder) or v
+                v = objects.on_holder(m, s, args, env, holder) or v
             out = v if out is None else join(out, v)
         return out if out is not None else CLEAN
-
-    def _on_holder(
-        self, m: MethodInfo, s: Summary, args: list[Val], env: Env, holder: str
-    ) -> Val | None:
-        """A project method run on local object ``holder``: the slots its summary sets, and the
-        value of the slot it returns when the object's data is known here."""
-        own = (m.cls.file_idx, m.cls.node.start_byte)
-        for pf in s.param_fields:
-            if pf.owner == own:
-                env[holder] = library.with_member(env[holder], pf.name, argument(args, pf.param, m))
-        return library.member(env[holder], s.ret_field) if s.ret_field else None
-
-    def _construct(self, n: Node, typ: str, ctors: list[MethodInfo], args: list[Val]) -> Val:
-        """``new T(args)`` of a project class: what its constructor stores in the object's
-        fields fills their slots; the other arguments taint the object as a whole."""
-        obj = Val(typ=typ)
-        stored: set[int] = set()
-        chosen = best_overloads(ctors, args) if ctors else []
-        if chosen:
-            self.apply(n, chosen, args)
-            s = self.an.summaries.get(chosen[0].key) if len(chosen) == 1 else None
-            m = chosen[0]
-            for pf in s.param_fields if s is not None else ():
-                if pf.owner == (m.cls.file_idx, m.cls.node.start_byte):
-                    obj = library.with_member(obj, pf.name, argument(args, pf.param, m))
-                    stored.add(pf.param)
-        rest = mix([deep(a) for i, a in enumerate(args) if i not in stored])
-        return replace(obj, origins=rest.origins)
-
-    def _own_field(self, n: Node, env: Env) -> str | None:
-        """The instance field of this class that ``n`` reads bare (``f``, ``this.f``)."""
-        if n.type == "field_access" and (obj := child(n, "object")) is not None:
-            name = text(child(n, "field")) if obj.type == "this" else ""
-        else:
-            name = text(n) if n.type == "identifier" and text(n) not in env else ""
-        return name if name and name in self.cls.fields else None
 
     def new(self, n: Node, env: Env) -> Val:
         typ = syn.declared_type(n)
@@ -543,7 +371,7 @@ class MethodRun:
             return mix([*map(deep, args), *closures.anonymous_class(self, body, env)], typ)
         classes = self.an.project.classes(typ, self.cls)
         if classes:
-            return self._construct(n, typ, find_methods(classes, "<init>", len(args)), args)
+            return objects.construct(self, n, typ, find_methods(classes, "<init>", len(args)), args)
         if typ in api.CTOR_SINKS:
             self.sink(n, api.CTOR_SINKS[typ], args)
         if typ in api.DESERIALIZERS and args and args[0].typ not in api.IN_MEMORY_STREAMS:
