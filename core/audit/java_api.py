@@ -215,6 +215,20 @@ SANITIZERS: dict[str, frozenset[int]] = {
         ),
         _HTML,
     ),
+    # XML escaping turns both quote characters into entities: a value escaped so cannot leave
+    # the string literal of an XPath expression it is placed in.
+    **dict.fromkeys(
+        (
+            "encodeForXML",
+            "encodeForXMLAttribute",
+            "escapeXml",
+            "escapeXml10",
+            "escapeXml11",
+            "forXml",
+            "forXmlAttribute",
+        ),
+        frozenset({79, 643}),
+    ),
     "encodeForSQL": frozenset({89}),
     "encodeForLDAP": frozenset({90}),
     "encodeForDN": frozenset({90}),
