@@ -157,6 +157,9 @@ class Project:
         ret = None if ctor else simple_type(text(child(node, "type")))
         info = MethodInfo(cls, name, node, params, ret, varargs, static, marks)
         cls.methods.setdefault(name, []).append(info)
+        body = child(node, "body")
+        for local in _local_classes(body) if body is not None else []:
+            self._add_class(local, cls.file_idx, cls)
 
     def classes(self, name: str, near: ClassInfo | None) -> list[ClassInfo]:
         """Classes called ``name``: the nearest (same file) first, else all of that name."""
@@ -271,3 +274,12 @@ def _annotations(param: Node) -> list[Node]:
     if mods is None:
         return []
     return [a for a in children(mods) if a.type in ("annotation", "marker_annotation")]
+
+
+def _local_classes(n: Node) -> Iterator[Node]:
+    """Classes declared inside a method body (not inside another class or a lambda there)."""
+    for c in children(n):
+        if c.type in ("class_declaration", "local_class_declaration", "record_declaration"):
+            yield c
+        elif c.type not in ("class_body", "lambda_expression"):
+            yield from _local_classes(c)
