@@ -5,8 +5,12 @@ project archive to a temporary folder, runs `core.audit.audit_tree`, writes the 
 scores it with the data set's own `score.py` (official rules: per category TPR - FPR, averaged)
 and prints a per-category table beside published anchors, with time and peak memory. The same
 findings are also scored on two sub-halves (test number parity of (n-1)/2) to show whether the
-score holds on cases the rules were not looked at against. Results go to
-benchmarks/results/bench_audit.json.
+score holds on cases the rules were not looked at against.
+
+`--suite own` scores our own suite instead (tests/fixtures/audit_suite: other sources than
+servlet requests, other flows, look-alike safe cases; see benchmarks/audit_suite.py), `--suite
+both` (the default) runs the two. Results go to benchmarks/results/bench_audit.json: the OWASP
+figures at the top level, ours under "own_suite"; a run of one suite keeps the other's figures.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import audit_suite  # noqa: E402
 from zhixing.core.audit import audit_tree, to_csv  # noqa: E402
 
 ARCHIVE = "benchmark-dev-project.tar.gz"
@@ -75,7 +81,7 @@ def _agent(data: Path, tmp: Path) -> tuple[Path, float, int]:
     return out, seconds, len(findings)
 
 
-def _score(score_py: Path, expected: Path, findings: Path, out: Path) -> dict:
+def _score(score_py: Path, expected: Path, findings: Path, out: Path) -> dict[str, Any]:
     subprocess.run(
         [
             sys.executable,
@@ -88,7 +94,8 @@ def _score(score_py: Path, expected: Path, findings: Path, out: Path) -> dict:
         ],
         check=True,
     )
-    return json.loads(out.read_text())
+    scored: dict[str, Any] = json.loads(out.read_text())
+    return scored
 
 
 def _split_expected(expected: Path, tmp: Path) -> dict[str, Path]:
@@ -114,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--data", type=Path, default=ROOT / ".." / "shared" / "data" / "owasp-benchmark"
     )
+    ap.add_argument("--suite", choices=["owasp", "own", "both"], default="both")
     ap.add_argument("--weak-random", choices=["flow", "any"], default="flow")
     ap.add_argument(
         "--no-agent", action="store_true", help="score the analysis alone, not the task agent too"
@@ -122,6 +130,28 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "bench_audit.json"
     )
     a = ap.parse_args(argv)
+    try:
+        report: dict[str, Any] = json.loads(a.out.read_text())
+    except (OSError, ValueError):
+        report = {}
+    if a.suite in ("owasp", "both"):
+        report.update(_owasp(a))
+    if a.suite in ("own", "both"):
+        if a.suite == "both":
+            print()
+        print("own suite (tests/fixtures/audit_suite)")
+        own = audit_suite.run(weak_random=a.weak_random)
+        audit_suite.print_tables(own)
+        own["met"] = own["seconds"] < TARGET_SECONDS
+        report["own_suite"] = own
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+def _owasp(a: argparse.Namespace) -> dict[str, Any]:
+    """Audit and score the OWASP half (and the agent unless --no-agent); print the table and
+    return the figures for the top level of the JSON report."""
     data = a.data.resolve()
     with tempfile.TemporaryDirectory(prefix="bench_audit_") as tmpname:
         tmp = Path(tmpname)
@@ -140,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, exp in _split_expected(data / EXPECTED, tmp).items()
         }
         rows = list(csv.DictReader(findings.open()))
-        agent: dict = {}
+        agent: dict[str, Any] = {}
         if not a.no_agent:
             agent_csv, agent_s, agent_n = _agent(data, tmp)
             agent = {
@@ -182,42 +212,34 @@ def main(argv: list[str] | None = None) -> int:
             f" (target < {TARGET_SECONDS:.0f} s), peak RSS"
             f" {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB (whole process)"
         )
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(
-        json.dumps(
-            {
-                "benchmark": "owasp_benchmark_java_1.2_half_a",
-                "weak_random": a.weak_random,
-                "seconds": round(seconds, 2),
-                "peak_rss_mb": round(peak_mb),
-                "files": result.files_scanned,
-                "parse_errors": len(result.parse_errors),
-                "findings": len(rows),
-                "overall": full["overall"],
-                "categories": full["categories"],
-                "halves": {
-                    k: {
-                        "overall": v["overall"]["score"],
-                        "categories": {c: x["score"] for c, x in v["categories"].items()},
-                    }
-                    for k, v in halves.items()
-                },
-                "anchors": ANCHORS,
-                "agent": {
-                    "seconds": agent.get("seconds"),
-                    "findings": agent.get("findings"),
-                    "overall": agent["score"]["overall"] if agent else None,
-                    "categories": agent["score"]["categories"] if agent else None,
-                },
-                "met": o["score"] >= 0.60
-                and min(c["score"] for c in full["categories"].values()) >= 0.30
-                and seconds < TARGET_SECONDS,
-            },
-            indent=1,
-        )
-        + "\n"
-    )
-    return 0
+    return {
+        "benchmark": "owasp_benchmark_java_1.2_half_a",
+        "weak_random": a.weak_random,
+        "seconds": round(seconds, 2),
+        "peak_rss_mb": round(peak_mb),
+        "files": result.files_scanned,
+        "parse_errors": len(result.parse_errors),
+        "findings": len(rows),
+        "overall": full["overall"],
+        "categories": full["categories"],
+        "halves": {
+            k: {
+                "overall": v["overall"]["score"],
+                "categories": {c: x["score"] for c, x in v["categories"].items()},
+            }
+            for k, v in halves.items()
+        },
+        "anchors": ANCHORS,
+        "agent": {
+            "seconds": agent.get("seconds"),
+            "findings": agent.get("findings"),
+            "overall": agent["score"]["overall"] if agent else None,
+            "categories": agent["score"]["categories"] if agent else None,
+        },
+        "met": o["score"] >= 0.60
+        and min(c["score"] for c in full["categories"].values()) >= 0.30
+        and seconds < TARGET_SECONDS,
+    }
 
 
 if __name__ == "__main__":
