@@ -22,6 +22,17 @@ from .scan import Analyzer
 from .values import CLEAN, Env, Val, deep, join, mix
 
 _FUNCTIONS = frozenset({"lambda_expression", "method_reference"})
+# Calls whose result is what their function argument returns for each element.
+MAPPERS = frozenset(
+    {"map", "mapToObj", "mapToInt", "mapToLong", "mapToDouble", "flatMap", "thenApply"}
+)
+
+
+def mapped(nodes: list[Node]) -> bool:
+    """Whether a call's only argument is a function (``map(x -> ...)``, ``map(Parser::parse)``)."""
+    return len(nodes) == 1 and nodes[0].type in _FUNCTIONS
+
+
 # Types that write through to (or read from) the object they are constructed over.
 _WRAPPERS = ("Stream", "Writer", "Reader", "Channel", "Formatter", "Scanner")
 

@@ -15,6 +15,7 @@ does not fill, or equality with a literal, proves the value is one the program c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -52,7 +53,12 @@ def normalised_later(n: Node) -> bool:
 
 
 Fact = tuple[str, str, Node]  # (kind, variable, the node it is checked against)
-_MEMBERSHIP = frozenset({"contains", "containsKey"})
+_MEMBERSHIP = frozenset({"contains", "containsKey", "containsValue"})
+# Static validators whose true result leaves only letters or digits (Apache Commons Lang).
+_VALIDATORS = frozenset({"isAlphanumeric", "isAlpha", "isNumeric", "isDigits"})
+# What a regular expression must not contain to be an allow-list: any character (`.`), a
+# negated class, a class escape that admits spaces, quotes and separators, or one of those.
+_LOOSE_REGEX = re.compile(r"(?<!\\)\.|\[\^|\\[SWDsp]|\\[Pp]\{|[ ;&'<>$`]|\\\"")
 _EQUALITY = frozenset({"equals", "equalsIgnoreCase"})
 
 
@@ -60,7 +66,9 @@ def path_checks(cond: Node | None) -> tuple[list[Fact], list[Fact]]:
     """The facts that hold when ``cond`` is true, and those that hold when it is false (through
     ``!``, ``&&``, ``||`` and parentheses): ``("under", var, base)`` for
     ``var.startsWith(base)``; ``("member", var, set)`` for ``set.contains(var)`` (an
-    allow-list); ``("equal", var, other)`` for ``var.equals(other)`` either way round."""
+    allow-list); ``("equal", var, other)`` for ``var.equals(other)`` either way round, for
+    ``var.matches(regex)`` with a regex that admits no separators (``[a-z0-9-]{1,32}``) and
+    for ``StringUtils.isAlphanumeric(var)`` and its kin."""
     if cond is None:
         return [], []
     t = cond.type
@@ -101,6 +109,11 @@ def _call_fact(cond: Node) -> list[Fact]:
         if obj.type in ("identifier", "field_access"):
             return [("member", text(params[0]), obj)]
         return []
+    if name == "matches" and obj.type == "identifier" and params[0].type == "string_literal":
+        pattern = text(params[0])[1:-1]
+        return [] if _LOOSE_REGEX.search(pattern) else [("equal", text(obj), params[0])]
+    if name in _VALIDATORS and obj.type == "identifier" and params[0].type == "identifier":
+        return [("equal", text(params[0]), obj)]
     if name in _EQUALITY:
         if obj.type == "identifier" and params[0].type == "string_literal":
             return [("equal", text(obj), params[0])]

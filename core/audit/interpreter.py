@@ -29,7 +29,7 @@ from .summary import (
     returned,
     sink_hits,
 )
-from .values import CLEAN, Env, Origin, Val, deep, join, join_envs, mix
+from .values import CLEAN, Env, Origin, Val, as_number, deep, join, join_envs, mix, sanitize
 
 
 def method_summary(an: Analyzer, m: MethodInfo) -> Summary | None:
@@ -90,6 +90,8 @@ class MethodRun:
                 v = self.expr(init, env)
                 if not objects.made_here(self.an, init, v):
                     v = v.with_type(typ if typ != "var" else None)
+                if typ in api.NON_TEXT_TYPES:
+                    v = as_number(v)
                 env[text(child(d, "name"))] = v
                 closures.note_wrapper(self.wraps, text(child(d, "name")), init, env)
             return env
@@ -102,8 +104,8 @@ class MethodRun:
             if cond.const is False:
                 return self.stmt(alt, env) if alt is not None else env
             on_true, on_false = guards.path_checks(cond_node)
-            env_t = guards.confine(on_true, dict(env), lambda x: self.expr(x, env))
-            env_f = guards.confine(on_false, dict(env), lambda x: self.expr(x, env))
+            env_t = self._checked(on_true, env, copy=True)
+            env_f = self._checked(on_false, env, copy=True)
             a = self.stmt(cons, env_t) if cons is not None else env_t
             b = self.stmt(alt, env_f) if alt is not None else env_f
             return join_envs([a, b])
@@ -130,6 +132,13 @@ class MethodRun:
         for c in children(n):  # anything else (an expression statement, a throw): its parts
             self.expr(c, env)
         return None if t == "throw_statement" else env
+
+    def _checked(self, facts: list[guards.Fact], env: Env, *, copy: bool = False) -> Env:
+        """``env`` with what a condition's ``facts`` prove applied: a copy when there are any
+        (or when ``copy`` asks for one)."""
+        if not facts:
+            return dict(env) if copy else env
+        return guards.confine(facts, dict(env), lambda x: self.expr(x, env))
 
     # --- expressions -----------------------------------------------------------------------
     def expr(self, n: Node | None, env: Env) -> Val:
@@ -160,8 +169,10 @@ class MethodRun:
                 return self.expr(child(n, "consequence"), env)
             if c.const is False:
                 return self.expr(child(n, "alternative"), env)
-            yes = self.expr(child(n, "consequence"), env)
-            return join(yes, self.expr(child(n, "alternative"), env))
+            on_true, on_false = guards.path_checks(child(n, "condition"))
+            check = self._checked
+            yes = self.expr(child(n, "consequence"), check(on_true, env))
+            return join(yes, self.expr(child(n, "alternative"), check(on_false, env)))
         if t == "assignment_expression":
             return self._assign(n, env)
         if t == "cast_expression":
@@ -208,7 +219,8 @@ class MethodRun:
         if left.type == "identifier":
             name = text(left)
             if name in env:
-                env[name] = v.with_type(env[name].typ)
+                typ = env[name].typ
+                env[name] = as_number(v) if typ in api.NON_TEXT_TYPES else v.with_type(typ)
             else:
                 self.write_field(name, v)
         elif left.type == "field_access":
@@ -284,7 +296,14 @@ class MethodRun:
         for cwe, vals in library.call_sinks(name, rtype, args):
             self.sink(n, cwe, vals)
         if name in api.READ_OBJECT and rtype in api.DESERIALIZERS and recv is not None:
+            self.sink(n, 502, [recv])
             return self._deserialised(n, recv)
+        if name in api.DESERIALIZATION_FILTERS and rtype in api.DESERIALIZERS and recv is not None:
+            if objn is not None and text(objn) in env:  # it now refuses classes outside the filter
+                env[text(objn)] = sanitize(recv, frozenset({502}))
+            return CLEAN
+        if name in closures.MAPPERS and recv is not None and closures.mapped(arg_nodes):
+            return Val(deep(args[0]).origins, typ=recv.typ)  # `stream.map(f)`: what f returns
         source = library.source_of(name, static_cls, rtype)
         if source is not None:
             kind, result = source
@@ -374,8 +393,9 @@ class MethodRun:
             return objects.construct(self, n, typ, find_methods(classes, "<init>", len(args)), args)
         if typ in api.CTOR_SINKS:
             self.sink(n, api.CTOR_SINKS[typ], args)
-        if typ in api.DESERIALIZERS and args and args[0].typ not in api.IN_MEMORY_STREAMS:
-            self.sink(n, 502, args[:1])
+        if typ in api.DESERIALIZERS and args and args[0].typ in api.IN_MEMORY_STREAMS:
+            # the program's own bytes read back (judged for CWE-502 at readObject)
+            return sanitize(library.new_object(typ, args), frozenset({502}))
         if typ in sources.CTOR_SOURCES:
             origin = Origin.source(sources.CTOR_SOURCES[typ], self.fidx, line_of(n))
             return Val(frozenset({origin}), typ=typ)

@@ -168,8 +168,10 @@ CALL_SINKS: tuple[Sink, ...] = (
     Sink(470, frozenset({"loadClass"}), ("ClassLoader",), (0,), frozenset({"loadClass"})),
     Sink(15, frozenset({"setCatalog", "setSchema"}), ("Connection",), (0,)),
 )
-# Deserialising a stream read from outside (CWE-502): the constructors that start it.
-DESERIALIZERS = frozenset({"ObjectInputStream", "XMLDecoder"})
+# Deserialising a stream read from outside (CWE-502): the types whose readObject does it.
+DESERIALIZERS = frozenset({"ObjectInputStream", "XMLDecoder", "ValidatingObjectInputStream"})
+# Calls that limit which classes a stream may instantiate (JEP 290, Commons IO).
+DESERIALIZATION_FILTERS = frozenset({"setObjectInputFilter", "accept"})
 # Streams built in memory: deserialising one is a round trip of the program's own bytes.
 IN_MEMORY_STREAMS = frozenset({"ByteArrayInputStream"})
 READ_OBJECT = frozenset({"readObject", "readUnshared"})
@@ -326,6 +328,9 @@ NON_PROPAGATING = frozenset(
         "getFD",
     }
 )
+# Lookups on a receiver: the result is what the receiver holds (or the default, the second
+# argument), never the key or index asked for.
+LOOKUPS = frozenset({"get", "getOrDefault", "getProperty", "elementAt"})
 STRING_LIKE = frozenset({"String", "Integer", "Long", "Double", "Boolean", "Character"})
 # Immutable values: a call on one that takes request data leaves the receiver itself clean.
 IMMUTABLE = STRING_LIKE | {"Path", "URI"}

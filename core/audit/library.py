@@ -258,6 +258,9 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
             return Val(const=c, typ="char" if name == "charAt" else None)
     if name in api.NON_PROPAGATING:
         return CLEAN
+    if recv is not None and name in api.LOOKUPS:
+        # `table.get(key)`: what the table holds (or the default), not the key asked for.
+        args = args[1:]
     parts = ([deep(recv)] if recv is not None else []) + [deep(a) for a in args]
     typ = api.STATIC_RESULT_TYPES.get((static_cls, name)) if static_cls else None
     out = mix(parts, typ or api.RESULT_TYPES.get(name))

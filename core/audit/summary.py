@@ -16,7 +16,7 @@ from . import java_api as api
 from . import sources
 from .project import MethodInfo
 from .sources import SourceKind
-from .values import CLEAN, Env, Origin, Val, assembled, deep, mix, reaching
+from .values import CLEAN, Env, Origin, Val, as_number, assembled, deep, mix, reaching
 
 
 class Site(NamedTuple):
@@ -85,7 +85,7 @@ def returned(s: Summary | None, m: MethodInfo, args: list[Val]) -> Val:
         v = replace(v, safe=v.safe | s.ret.safe)
     if not v.origins:
         v = Val(const=s.ret.const, typ=m.ret)
-    return v
+    return as_number(v) if m.ret in api.NON_TEXT_TYPES else v
 
 
 class SinkHits(NamedTuple):

@@ -212,3 +212,12 @@ def join_envs(envs: list[Env | None]) -> Env | None:
         for k in set(out) | set(e):
             out[k] = join(out.get(k, CLEAN), e.get(k, CLEAN))
     return out
+
+
+def as_number(v: Val) -> Val:
+    """``v`` held in a numeric or boolean variable: no text of it survives, so only a
+    predictable random value (a number too) stays tainted."""
+    keep = frozenset(o for o in deep(v).origins if o.kind == RANDOM)
+    if not keep and v.const is None and not v.origins:
+        return v
+    return Val(keep, const=v.const if isinstance(v.const, int | float) else None, typ=v.typ)
