@@ -15,7 +15,6 @@ does not fill, or equality with a literal, proves the value is one the program c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -56,9 +55,6 @@ Fact = tuple[str, str, Node]  # (kind, variable, the node it is checked against)
 _MEMBERSHIP = frozenset({"contains", "containsKey", "containsValue"})
 # Static validators whose true result leaves only letters or digits (Apache Commons Lang).
 _VALIDATORS = frozenset({"isAlphanumeric", "isAlpha", "isNumeric", "isDigits"})
-# What a regular expression must not contain to be an allow-list: any character (`.`), a
-# negated class, a class escape that admits spaces, quotes and separators, or one of those.
-_LOOSE_REGEX = re.compile(r"(?<!\\)\.|\[\^|\\[SWDsp]|\\[Pp]\{|[ ;&'<>$`]|\\\"")
 _EQUALITY = frozenset({"equals", "equalsIgnoreCase"})
 
 
@@ -92,6 +88,35 @@ def path_checks(cond: Node | None) -> tuple[list[Fact], list[Fact]]:
     return [], []
 
 
+_SEPARATORS = frozenset(" ;&|'\"<>$`")
+
+
+def allow_list_regex(pattern: str) -> bool:
+    """Whether a whole-value regex admits only a closed set of characters: no `.` outside a
+    class, no negated class, no class escape that admits spaces or symbols (\\S \\W \\D
+    \\s \\p), and none of the separators a shell, a query or markup gives meaning to."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if pattern[i + 1 : i + 2] in ("S", "W", "D", "s", "p", "P"):
+                return False
+            i += 2
+            continue
+        if c in _SEPARATORS and (in_class or c != "|"):
+            return False
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "^":
+                return False
+        elif c == ".":
+            return False
+        i += 1
+    return True
+
+
 def _either(a: list[Fact], b: list[Fact]) -> list[Fact]:
     """What holds when one of two conditions does: a variable each side proves to be a value
     the program chose (``"asc".equals(v) || "desc".equals(v)``)."""
@@ -110,8 +135,8 @@ def _call_fact(cond: Node) -> list[Fact]:
             return [("member", text(params[0]), obj)]
         return []
     if name == "matches" and obj.type == "identifier" and params[0].type == "string_literal":
-        pattern = text(params[0])[1:-1]
-        return [] if _LOOSE_REGEX.search(pattern) else [("equal", text(obj), params[0])]
+        pattern = text(params[0])[1:-1].replace("\\\\", "\\")
+        return [("equal", text(obj), params[0])] if allow_list_regex(pattern) else []
     if name in _VALIDATORS and obj.type == "identifier" and params[0].type == "identifier":
         return [("equal", text(params[0]), obj)]
     if name in _EQUALITY:

@@ -318,16 +318,17 @@ class MethodRun:
         value, changed = library.call_result(name, static_cls, rtype, objn, recv, args, env)
         closures.into_wrapped(self.wraps, changed, env)
         loads = sources.LOADERS.get((rtype or "", name))
-        if (
-            loads is not None
-            and objn is not None
-            and text(objn) in env
-            and any(deep(a).origins for a in args)
-        ):
-            changed[text(objn)] = Val(
-                frozenset({Origin.source(loads, self.fidx, line_of(n))}), typ=rtype
-            )
-        env.update(changed)
+        path = library.receiver_path(objn, env)
+        if loads is not None and path is not None and any(deep(a).origins for a in args):
+            changed[path] = Val(frozenset({Origin.source(loads, self.fidx, line_of(n))}), typ=rtype)
+        for key, v in changed.items():
+            head, _, fld = key.partition(".")
+            if not fld:
+                env[key] = v
+            elif head == "this":
+                self.write_field(fld, v)
+            else:
+                objects.set_member(self, head, fld, v, env)
         return value
 
     def _deserialised(self, n: Node, stream: Val) -> Val:

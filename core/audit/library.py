@@ -109,8 +109,8 @@ def call_result(
     args: list[Val],
     env: Env,
 ) -> tuple[Val, Env]:
-    """The value of a library call once its sinks have fired, and the new values of the local
-    variables it changes (a builder it appends to, a list it adds to)."""
+    """The value of a library call once its sinks have fired, and the new values of what it
+    changes (a builder it appends to, a list it adds to), keyed by :func:`receiver_path`."""
     known = _known_result(name, static_cls, rtype, args)
     if known is not None:
         return known, {}
@@ -119,13 +119,31 @@ def call_result(
         chained = _chained_append(objn, args, env)
         if chained is not None:
             changed[chained[0]] = chained[1]
-    if recv is not None and objn is not None and objn.type == "identifier" and text(objn) in env:
+    path = receiver_path(objn, env)
+    if recv is not None and path is not None:
         outcome = _receiver_call(name, recv, args)
         if outcome.receiver is not None:
-            changed[text(objn)] = outcome.receiver
+            changed[path] = outcome.receiver
         if outcome.result is not None:
             return outcome.result, changed
     return _generic_result(name, static_cls, recv, args), changed
+
+
+def receiver_path(objn: Node | None, env: Env) -> str | None:
+    """Where a call's receiver lives, for its new value: a local variable (``items``), a field
+    of this object (``this.items``, also written bare) or of a local object (``s.props``);
+    None for anything else (a call's result, an array element)."""
+    if objn is None:
+        return None
+    if objn.type == "identifier":
+        return text(objn) if text(objn) in env else "this." + text(objn)
+    if objn.type == "field_access":
+        obj, fld = child(objn, "object"), text(child(objn, "field"))
+        if obj is not None and obj.type == "this":
+            return "this." + fld
+        if obj is not None and obj.type == "identifier" and text(obj) in env:
+            return text(obj) + "." + fld
+    return None
 
 
 def _chained_append(objn: Node, args: list[Val], env: Env) -> tuple[str, Val] | None:
@@ -190,7 +208,7 @@ def _receiver_call(name: str, recv: Val, args: list[Val]) -> _Outcome:
     if prop is not None:
         return prop
     tainted = [a for a in args if deep(a).origins]
-    if tainted and name not in api.NON_PROPAGATING and recv.typ not in api.IMMUTABLE:
+    if tainted and not _queries(name) and recv.typ not in api.IMMUTABLE:
         # A method on a mutable object that takes tainted data taints the object
         # (StringBuilder.append, List.addAll, Properties.load ...).
         new = replace(mix([deep(recv), *map(deep, args)], recv.typ), secure=recv.secure)
@@ -198,6 +216,16 @@ def _receiver_call(name: str, recv: Val, args: list[Val]) -> _Outcome:
             new = assembled(new)
         return _Outcome(new if name in _RETURNS_RECEIVER else None, new)
     return _NOTHING
+
+
+def _queries(name: str) -> bool:
+    """Whether a method named so only reads its receiver (``get``, ``contains``, ``isEmpty``,
+    ``indexOf``, ``find…``): what it is asked with does not land in the receiver."""
+    return (
+        name in api.NON_PROPAGATING
+        or name in api.LOOKUPS
+        or name.startswith(("get", "is", "has", "contains", "find", "index", "equals", "compare"))
+    )
 
 
 def _bean_property(name: str, recv: Val, args: list[Val]) -> _Outcome | None:
