@@ -11,7 +11,8 @@ sources, as data), ``model`` and ``rules``
 ``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``; ``scan`` (the state
 one run shares, and how a finding is recorded); ``closures`` (lambdas, method references,
 anonymous classes, wrapping streams), ``objects`` (fields and object slots) and ``control``
-(loops, switches, try statements), functions over
+(loops, switches, try statements) and ``inputs`` (where outside data enters at a call),
+functions over
 a method run; ``interpreter`` (``MethodRun``, the one class
 that walks a method body); ``writers`` (SARIF, CSV). tests/test_audit_imports.py keeps the
 imports free of cycles.

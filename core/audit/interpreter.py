@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import reduce
 
-from . import checks, closures, control, guards, library, objects, sources
+from . import checks, closures, control, guards, inputs, library, objects, sources
 from . import java_api as api
 from . import operators as ops
 from . import syntax as syn
 from .java import Node, child, children, col_of, line_of, text
-from .project import ClassInfo, MethodInfo, best_overloads, find_methods, named_class
+from .project import ClassInfo, MethodInfo, best_overloads, find_methods, named_class, simple_type
 from .scan import Analyzer
 from .summary import (
     ParamField,
@@ -201,6 +201,11 @@ class MethodRun:
             return CLEAN
         if t == "this":
             return Val(typ=self.cls.name)
+        if t == "instanceof_expression":  # `m instanceof TextMessage text` binds `text`
+            v = self.expr(child(n, "left"), env)
+            if (bound := child(n, "name")) is not None:
+                env[text(bound)] = v.with_type(simple_type(text(child(n, "right"))))
+            return CLEAN
         if t == "lambda_expression":
             return closures.lambda_value(self, n, CLEAN, env)
         if t in syn.OPAQUE_EXPRESSIONS:
@@ -293,21 +298,14 @@ class MethodRun:
             holder = text(objn) if objn is not None and text(objn) in env else None
             return self.apply(n, best_overloads(cands, args), args, holder, env)
         env.update(library.filled_arguments(name, recv, arg_nodes, env))
+        inputs.fill(self, n, name, rtype, arg_nodes, env)
         for cwe, vals in library.call_sinks(name, rtype, args):
             self.sink(n, cwe, vals)
-        if name in api.READ_OBJECT and rtype in api.DESERIALIZERS and recv is not None:
-            self.sink(n, 502, [recv])
-            return self._deserialised(n, recv)
-        if name in api.DESERIALIZATION_FILTERS and rtype in api.DESERIALIZERS and recv is not None:
-            if objn is not None and text(objn) in env:  # it now refuses classes outside the filter
-                env[text(objn)] = sanitize(recv, frozenset({502}))
-            return CLEAN
+        entered = inputs.entering(self, n, name, static_cls, rtype, objn, recv, env)
+        if entered is not None:
+            return entered
         if name in closures.MAPPERS and recv is not None and closures.mapped(arg_nodes):
             return Val(deep(args[0]).origins, typ=recv.typ)  # `stream.map(f)`: what f returns
-        source = library.source_of(name, static_cls, rtype)
-        if source is not None:
-            kind, result = source
-            return Val(frozenset({Origin.source(kind, self.fidx, line_of(n))}), typ=result)
         random = Origin.random(self.fidx, line_of(n))
         rule = checks.check_call(name, static_cls, rtype, args, random, self.an.weak_random)
         if rule is not None:
@@ -317,10 +315,9 @@ class MethodRun:
                 return library.with_taint_of(rule.value, recv)
         value, changed = library.call_result(name, static_cls, rtype, objn, recv, args, env)
         closures.into_wrapped(self.wraps, changed, env)
-        loads = sources.LOADERS.get((rtype or "", name))
         path = library.receiver_path(objn, env)
-        if loads is not None and path is not None and any(deep(a).origins for a in args):
-            changed[path] = Val(frozenset({Origin.source(loads, self.fidx, line_of(n))}), typ=rtype)
+        if path is not None and (settings := inputs.loaded(self, n, name, rtype, path, args)):
+            changed[path] = settings
         for key, v in changed.items():
             head, _, fld = key.partition(".")
             if not fld:
@@ -330,14 +327,6 @@ class MethodRun:
             else:
                 objects.set_member(self, head, fld, v, env)
         return value
-
-    def _deserialised(self, n: Node, stream: Val) -> Val:
-        """``in.readObject()``: an object made from whatever outside data the stream holds."""
-        origins = deep(stream).origins
-        own = frozenset(o for o in origins if o.is_param)
-        if len(own) < len(origins):
-            own |= {Origin.source("deserialization", self.fidx, line_of(n))}
-        return Val(own)
 
     def candidates(self, target: Node, name: str, arity: int, env: Env) -> list[MethodInfo]:
         """The project methods ``target::name`` may name (a method reference)."""

@@ -145,6 +145,11 @@ CALL_SOURCES: tuple[CallSource, ...] = (
         frozenset({"getBody", "getPayload", "getStringProperty", "getObject"}),
         ("Message",),
     ),
+    CallSource(
+        "message",
+        frozenset({"getString", "getObject", "getBytes", "getMapNames"}),
+        ("MapMessage",),
+    ),
     CallSource("message", frozenset({"value", "key"}), ("ConsumerRecord",)),
     CallSource("message", frozenset({"getBody"}), ("Delivery",)),
 )
@@ -154,6 +159,14 @@ CTOR_SOURCES: dict[str, SourceKind] = {
     "FileReader": "file",
     "RandomAccessFile": "file",
 }
+# Calls that fill an argument (a buffer, a packet) with outside data.
+FILLERS: dict[tuple[str, str], SourceKind] = {
+    ("BytesMessage", "readBytes"): "message",
+    ("StreamMessage", "readBytes"): "message",
+    ("DatagramSocket", "receive"): "network",
+}
+# Calls that deserialise outside bytes themselves (CWE-502 at the call).
+DESERIALIZING: frozenset[tuple[str, str]] = frozenset({("ObjectMessage", "getObject")})
 # Static fields that are outside data.
 FIELD_SOURCES: dict[tuple[str, str], SourceKind] = {("System", "in"): "console"}
 # Calls that fill their receiver from an argument: ``props.load(stream)`` makes the receiver
@@ -191,3 +204,21 @@ def call_source(name: str, static_cls: str | None, rtype: str | None) -> CallSou
 def is_main(name: str, static: bool, params: list[tuple[str, str, list[str]]]) -> bool:
     """Whether a method is a program's entry point, ``static void main(String[] args)``."""
     return name == "main" and static and len(params) == 1 and params[0][1] == "String[]"
+
+
+def _of(
+    table: dict[tuple[str, str], SourceKind], name: str, rtype: str | None
+) -> SourceKind | None:
+    return next(
+        (k for (t, m), k in table.items() if m == name and rtype and rtype.endswith(t)), None
+    )
+
+
+def filler(name: str, rtype: str | None) -> SourceKind | None:
+    """The kind of outside data ``recv.name(buffer)`` writes into its argument, if any."""
+    return _of(FILLERS, name, rtype)
+
+
+def deserialises(name: str, rtype: str | None) -> bool:
+    """Whether ``recv.name()`` deserialises outside bytes itself (``ObjectMessage.getObject``)."""
+    return any(m == name and rtype and rtype.endswith(t) for t, m in DESERIALIZING)

@@ -45,7 +45,6 @@ OPAQUE_EXPRESSIONS = frozenset(
         "lambda_expression",
         "method_reference",
         "class_literal",
-        "instanceof_expression",
         "switch_expression",
         "super",
     }
