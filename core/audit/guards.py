@@ -128,11 +128,21 @@ def _call_fact(cond: Node) -> list[Fact]:
     name = text(child(cond, "name"))
     obj, args = child(cond, "object"), child(cond, "arguments")
     params = children(args) if args is not None else []
-    if len(params) != 1 or obj is None:
+    if obj is None or len(params) > 1:
         return []
     if name in _MEMBERSHIP and params[0].type == "identifier":
         if obj.type in ("identifier", "field_access"):
             return [("member", text(params[0]), obj)]
+        return []
+    if name == "matches" and obj.type == "method_invocation" and not params:
+        # `HOST.matcher(host).matches()`: a compiled allow-list regex
+        matcher_args = child(obj, "arguments")
+        inner = children(matcher_args) if matcher_args is not None else []
+        compiled = child(obj, "object")
+        if text(child(obj, "name")) == "matcher" and compiled is not None and len(inner) == 1:
+            return [("pattern", text(inner[0]), compiled)] if inner[0].type == "identifier" else []
+        return []
+    if not params:
         return []
     if name == "matches" and obj.type == "identifier" and params[0].type == "string_literal":
         pattern = text(params[0])[1:-1].replace("\\\\", "\\")
@@ -168,6 +178,11 @@ def confine(facts: list[Fact], env: Env, value_of: Callable[[Node], Val]) -> Env
     for kind, var, other in facts:
         v = env.get(var)
         if v is None or not v.origins or (kind == "under" and not v.norm):
+            continue
+        if kind == "pattern":
+            regex = value_of(other).const
+            if isinstance(regex, str) and allow_list_regex(regex):
+                env[var] = Val(typ=v.typ)
             continue
         if kind != "equal" and any(not o.is_param for o in value_of(other).origins):
             continue  # a base or a list the attacker picks proves nothing

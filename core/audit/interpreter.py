@@ -298,6 +298,8 @@ class MethodRun:
             holder = text(objn) if objn is not None and text(objn) in env else None
             return self.apply(n, best_overloads(cands, args), args, holder, env)
         env.update(library.filled_arguments(name, recv, arg_nodes, env))
+        if recv is not None and not args and (field := objects.accessor(self, recv, name)):
+            return field
         inputs.fill(self, n, name, rtype, arg_nodes, env)
         for cwe, vals in library.call_sinks(name, rtype, args):
             self.sink(n, cwe, vals)

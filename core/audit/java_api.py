@@ -328,12 +328,56 @@ NON_PROPAGATING = frozenset(
         "getFD",
     }
 )
+# Methods whose result is a number or a flag whatever they are called on (a message's
+# partition and offset, a stream's length, a port).
+NUMERIC_RESULTS = frozenset(
+    {
+        "partition",
+        "offset",
+        "timestamp",
+        "getContentLength",
+        "getContentLengthLong",
+        "getBodyLength",
+        "getPort",
+        "getLocalPort",
+        "ordinal",
+        "nextInt",
+        "nextLong",
+        "nextDouble",
+        "getResponseCode",
+        "exitValue",
+        "waitFor",
+    }
+)
+# Calls known to store their arguments in the receiver (a collection, a builder, settings):
+# the ones that change a field they are made on (`this.queue.add(x)`).
+MUTATORS = frozenset(
+    {
+        "add",
+        "addAll",
+        "addElement",
+        "addFirst",
+        "addLast",
+        "offer",
+        "push",
+        "put",
+        "putAll",
+        "putIfAbsent",
+        "compute",
+        "merge",
+        "set",
+        "setProperty",
+        "append",
+        "insert",
+        "load",
+    }
+)
 # Lookups on a receiver: the result is what the receiver holds (or the default, the second
 # argument), never the key or index asked for.
 LOOKUPS = frozenset({"get", "getOrDefault", "getProperty", "elementAt"})
 STRING_LIKE = frozenset({"String", "Integer", "Long", "Double", "Boolean", "Character"})
 # Immutable values: a call on one that takes request data leaves the receiver itself clean.
-IMMUTABLE = STRING_LIKE | {"Path", "URI"}
+IMMUTABLE = STRING_LIKE | {"Path", "URI", "Pattern"}
 FRESH_LISTS = frozenset(
     {"ArrayList", "LinkedList", "Vector", "Stack", "ArrayDeque", "CopyOnWriteArrayList"}
 )

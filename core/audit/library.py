@@ -16,7 +16,7 @@ from . import fold, guards, sources
 from . import java_api as api
 from .java import Node, child, text
 from .sources import SourceKind
-from .values import CLEAN, MISSING, Env, Val, assembled, deep, get_entry, mix, sanitize
+from .values import CLEAN, MISSING, Env, Val, as_number, assembled, deep, get_entry, mix, sanitize
 
 # Calls that hand back the receiver itself after changing it (``sb.append(x)`` is ``sb``).
 _RETURNS_RECEIVER = frozenset({"append", "insert", "replace", "reverse"})
@@ -97,6 +97,10 @@ def _known_result(
         return sanitize(mix([deep(a) for a in args]), api.STATIC_SANITIZERS[static_cls, name])
     if name in api.NUMERIC_PARSERS or (name == "valueOf" and static_cls in api.NUMERIC_TYPES):
         return CLEAN
+    if static_cls in api.NUMERIC_TYPES and name in ("toString", "toHexString"):
+        return as_number(mix([deep(a) for a in args]))  # a number's digits (a random one stays)
+    if static_cls == "Pattern" and name == "compile" and args and isinstance(args[0].const, str):
+        return Val(const=args[0].const, typ="Pattern")  # the regex, for a guard to judge
     return None
 
 
@@ -120,6 +124,8 @@ def call_result(
         if chained is not None:
             changed[chained[0]] = chained[1]
     path = receiver_path(objn, env)
+    if path is not None and "." in path and name not in api.MUTATORS:
+        path = None  # a field changes only by what is known to store into it
     if recv is not None and path is not None:
         outcome = _receiver_call(name, recv, args)
         if outcome.receiver is not None:
@@ -292,6 +298,8 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
     parts = ([deep(recv)] if recv is not None else []) + [deep(a) for a in args]
     typ = api.STATIC_RESULT_TYPES.get((static_cls, name)) if static_cls else None
     out = mix(parts, typ or api.RESULT_TYPES.get(name))
+    if name in api.NUMERIC_RESULTS:
+        return as_number(out)
     if name in api.TEXT_ASSEMBLY:
         return assembled(out)
     if name in api.REPLACERS and args and api.strips_line_breaks(args[0].const):

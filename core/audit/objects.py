@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from . import java_api as api
 from . import library, sources
 from .closures import Run
 from .java import Node, child, line_of, text
 from .project import ClassInfo, MethodInfo, best_overloads, named_class
 from .scan import Analyzer
 from .summary import Summary, argument
-from .values import CLEAN, Env, Origin, Val, deep, mix
+from .values import CLEAN, Env, Origin, Val, as_number, deep, mix
 
 
 def field_access(run: Run, n: Node, env: Env) -> Val:
@@ -83,7 +84,8 @@ def on_holder(m: MethodInfo, s: Summary, args: list[Val], env: Env, holder: str)
     for pf in s.param_fields:
         if pf.owner == own:
             env[holder] = library.with_member(env[holder], pf.name, argument(args, pf.param, m))
-    return library.member(env[holder], s.ret_field) if s.ret_field else None
+    got = library.member(env[holder], s.ret_field) if s.ret_field else None
+    return as_number(got) if got is not None and m.ret in api.NON_TEXT_TYPES else got
 
 
 def construct(run: Run, n: Node, typ: str, ctors: list[MethodInfo], args: list[Val]) -> Val:
@@ -100,8 +102,33 @@ def construct(run: Run, n: Node, typ: str, ctors: list[MethodInfo], args: list[V
             if pf.owner == (m.cls.file_idx, m.cls.node.start_byte):
                 obj = library.with_member(obj, pf.name, argument(args, pf.param, m))
                 stored.add(pf.param)
+    elif (record := _record(run, typ)) is not None and len(args) == len(record.components):
+        for i, name in enumerate(record.components):  # the canonical constructor
+            obj = library.with_member(obj, name, args[i])
+            run.store(record, name, args[i])
+            stored.add(i)
     rest = mix([deep(a) for i, a in enumerate(args) if i not in stored])
     return replace(obj, origins=rest.origins)
+
+
+def _record(run: Run, typ: str | None) -> ClassInfo | None:
+    return (
+        next((c for c in run.an.project.classes(typ, run.cls) if c.components), None)
+        if typ
+        else None
+    )
+
+
+def accessor(run: Run, recv: Val, name: str) -> Val | None:
+    """``reading.channel()`` on a record without that method written out: the component's
+    slot (a number holds no text); None when ``name`` is no component of the receiver's type."""
+    record = _record(run, recv.typ)
+    if record is None or name not in record.components:
+        return None
+    got = library.member(recv, name)
+    if got is None:
+        got = run.an.field(record, name, run.expr)
+    return as_number(got) if record.fields[name] in api.NON_TEXT_TYPES else got
 
 
 def own_field(cls: ClassInfo, n: Node, env: Env) -> str | None:

@@ -56,6 +56,7 @@ class ClassInfo:
     fields: dict[str, str] = field(default_factory=dict)  # name -> simple type
     field_inits: dict[str, Node] = field(default_factory=dict)
     methods: dict[str, list[MethodInfo]] = field(default_factory=dict)
+    components: list[str] = field(default_factory=list)  # a record's, in order
 
     def field_owner(self, name: str) -> ClassInfo | None:
         """The class whose field ``name`` is: this one or the nearest enclosing one."""
@@ -110,6 +111,11 @@ class Project:
         self.by_name.setdefault(info.name, []).append(info)
         for s in supers:
             self.subtypes.setdefault(s, set()).add(info.name)
+        comps = child(node, "parameters") if node.type == "record_declaration" else None
+        for p in children(comps) if comps is not None else []:
+            if p.type == "formal_parameter":  # a record component: a field and its accessor
+                info.fields[text(child(p, "name"))] = simple_type(text(child(p, "type")))
+                info.components.append(text(child(p, "name")))
         body = child(node, "body")
         for member in children(body) if body is not None else []:
             if member.type == "field_declaration":

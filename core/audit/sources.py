@@ -151,6 +151,7 @@ CALL_SOURCES: tuple[CallSource, ...] = (
         ("MapMessage",),
     ),
     CallSource("message", frozenset({"value", "key"}), ("ConsumerRecord",)),
+    CallSource("message", frozenset({"poll"}), ("Consumer",)),
     CallSource("message", frozenset({"getBody"}), ("Delivery",)),
 )
 # Constructors whose new object reads outside data (and is also a path sink: java_api).

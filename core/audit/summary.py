@@ -74,12 +74,16 @@ def returned(s: Summary | None, m: MethodInfo, args: list[Val]) -> Val:
     assumed to flow through."""
     if s is None:
         return mix([deep(a) for a in args], m.ret)
-    own = frozenset(o for o in s.ret.origins if not o.is_param)
-    parts = [Val(own, s.ret.safe, built=s.ret.built & own)]
-    for o in s.ret.origins:
+    whole = deep(s.ret)
+    if not any(o.is_param for o in whole.origins) and (s.ret.entries or s.ret.elems):
+        # an object or container the method built: its slots, entries or elements as they are
+        return s.ret if m.ret in (None, s.ret.typ) else s.ret.with_type(m.ret)
+    own = frozenset(o for o in whole.origins if not o.is_param)
+    parts = [Val(own, whole.safe, built=whole.built & own)]
+    for o in whole.origins:
         if o.is_param:
             arg = argument(args, o.position, m)
-            parts.append(assembled(arg) if o in s.ret.built else arg)
+            parts.append(assembled(arg) if o in whole.built else arg)
     v = mix(parts, m.ret)
     if v.origins and s.ret.safe:
         v = replace(v, safe=v.safe | s.ret.safe)
