@@ -7,7 +7,9 @@ built-in rule pack. ``to_sarif`` and ``to_csv`` write them out.
 The modules, each importing only those named before it: ``java`` (the tree-sitter adapter),
 ``java_api`` (the engine's knowledge of the Java library, as data), ``model`` and ``rules``
 (results, the rule pack), ``fold``, ``values``, ``project`` (the class index); pure helpers:
-``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``; ``scan`` (the state
+``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``, ``credentials``
+(hard-coded secrets, predictable random secrets), ``exposure`` (secrets in cookies and on
+plain channels); ``scan`` (the state
 one run shares, and how a finding is recorded); ``interpreter`` (``MethodRun``, the one class
 that walks a method body); ``writers`` (SARIF, CSV). tests/test_audit_imports.py keeps the
 imports free of cycles.
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from .exposure import file_hits
 from .interpreter import method_summary
 from .model import AuditFinding, AuditResult, AuditRule, TraceStep
 from .project import Project
@@ -66,6 +69,9 @@ def audit_tree(
         if progress is not None:
             progress(i, len(paths))
     an = Analyzer(project, weak_random=weak_random)
+    for fidx, sf in enumerate(project.files):  # what the syntax alone shows: hard-coded secrets
+        for node, hit in file_hits(sf.tree.root_node):
+            an.record(fidx, node, [hit])
     for m in project.methods():
         method_summary(an, m)
     findings = sorted(an.findings.values(), key=lambda f: (f.file, f.line, f.cwe))

@@ -10,9 +10,9 @@ needs the run's state is here; the pure rest is in :mod:`.operators`, :mod:`.lib
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import reduce
+from functools import partial, reduce
 
-from . import checks, guards, library
+from . import checks, credentials, guards, library
 from . import java_api as api
 from . import operators as ops
 from . import syntax as syn
@@ -73,6 +73,7 @@ class MethodRun:
             for d in n.children_by_field_name("declarator"):
                 v = self.expr(child(d, "value"), env)
                 env[text(child(d, "name"))] = v.with_type(typ if typ != "var" else None)
+                self.an.record(self.fidx, d, credentials.named_hits(text(child(d, "name")), v))
             return env
         if t == "if_statement":
             cond_node = child(n, "condition")
@@ -273,6 +274,7 @@ class MethodRun:
             return v
         if op != "=":
             v = ops.compound(op, self.expr(left, env), v)
+        self.an.record(self.fidx, n, credentials.named_hits(text(child(left, "field") or left), v))
         if left.type == "identifier":
             name = text(left)
             if name in env:
@@ -345,6 +347,8 @@ class MethodRun:
                 recv = self.expr(objn, env)
             rtype = static_cls or (recv.typ if recv is not None else None)
             cands = project.methods_of(rtype, self.cls, name, len(args))
+        owner, value_of = static_cls or rtype, partial(self.expr, env=env)
+        self.an.record(self.fidx, n, credentials.call_hits(owner, name, args, arg_nodes, value_of))
         if cands:
             return self.apply(n, best_overloads(cands, args), args)
         env.update(library.filled_arguments(name, recv, arg_nodes, env))
@@ -384,6 +388,9 @@ class MethodRun:
     def new(self, n: Node, env: Env) -> Val:
         typ = syn.declared_type(n)
         args = [self.expr(a, env) for a in syn.arguments(n)]
+        value_of, arg_nodes = partial(self.expr, env=env), syn.arguments(n)
+        hits = credentials.call_hits(typ, "<init>", args, arg_nodes, value_of)
+        self.an.record(self.fidx, n, hits)
         classes = self.an.project.classes(typ, self.cls)
         if classes:
             ctors = find_methods(classes, "<init>", len(args))
