@@ -280,7 +280,10 @@ def test_the_owasp_benchmark_half_a_scores_above_the_targets(tmp_path: Path) -> 
     score = json.loads((tmp_path / "s.json").read_text())
     assert score["input"]["no_cwe"] == 0
     # Findings outside test files are the sink-line twins of call-site findings (a helper's
-    # sink reached by request data): the scorer ignores them, and there are only a few.
-    assert score["input"]["non_test_file"] <= 5
+    # sink reached by request data), only a few, and the hard-coded passwords of the suite's
+    # own set-up code (its database, directory and report helpers): the scorer ignores them.
+    secrets = [f for f in res.findings if f.cwe == 798]
+    assert all("/testcode/" not in f.file for f in secrets) and len(secrets) <= 12
+    assert score["input"]["non_test_file"] <= 5 + len(secrets)
     assert score["overall"]["score"] >= 0.60
     assert min(c["score"] for c in score["categories"].values()) >= 0.30

@@ -8,12 +8,13 @@ The modules, each importing only those named before it: ``java`` (the tree-sitte
 ``java_api`` and ``sources`` (the engine's knowledge of the Java library and the catalog of
 sources, as data), ``model`` and ``rules``
 (results, the rule pack), ``fold``, ``values``, ``project`` (the class index); pure helpers:
-``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``; ``scan`` (the state
-one run shares, and how a finding is recorded); ``closures`` (lambdas, method references,
-anonymous classes, wrapping streams), ``objects`` (fields and object slots) and ``control``
-(loops, switches, try statements) and ``inputs`` (where outside data enters at a call),
-functions over
-a method run; ``interpreter`` (``MethodRun``, the one class
+``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``, ``credentials``
+(hard-coded secrets, predictable random secrets), ``exposure`` (secrets in cookies and on
+plain channels); ``scan`` (the state one run shares, and how a finding is recorded); functions
+over a method run: ``closures`` (lambdas, method references, anonymous classes, wrapping
+streams), ``objects`` (fields and object slots), ``control`` (loops, switches, try
+statements) and ``inputs`` (where outside data enters at a call); ``interpreter`` (``MethodRun``,
+the one class
 that walks a method body); ``writers`` (SARIF, CSV). tests/test_audit_imports.py keeps the
 imports free of cycles.
 """
@@ -24,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from .exposure import file_hits
 from .interpreter import method_summary
 from .model import AuditFinding, AuditResult, AuditRule, TraceStep
 from .project import Project
@@ -76,6 +78,9 @@ def audit_tree(
         if progress is not None:
             progress(i, len(paths))
     an = Analyzer(project, weak_random=weak_random)
+    for fidx, sf in enumerate(project.files):  # what the syntax alone shows: hard-coded secrets
+        for node, hit in file_hits(sf.tree.root_node):
+            an.record(fidx, node, [hit])
     for _ in range(MAX_PASSES):
         an.summaries.clear()
         an.stale = False

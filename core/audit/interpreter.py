@@ -10,9 +10,9 @@ needs the run's state is here; the pure rest is in :mod:`.operators`, :mod:`.lib
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import reduce
+from functools import partial, reduce
 
-from . import checks, closures, control, guards, inputs, library, objects, sources
+from . import checks, closures, control, credentials, guards, inputs, library, objects, sources
 from . import java_api as api
 from . import operators as ops
 from . import syntax as syn
@@ -94,6 +94,7 @@ class MethodRun:
                     v = as_number(v)
                 env[text(child(d, "name"))] = v
                 closures.note_wrapper(self.wraps, text(child(d, "name")), init, env)
+                self.an.record(self.fidx, d, credentials.named_hits(text(child(d, "name")), v))
             return env
         if t == "if_statement":
             cond_node = child(n, "condition")
@@ -221,6 +222,7 @@ class MethodRun:
             return v
         if op != "=":
             v = ops.compound(op, self.expr(left, env), v)
+        self.an.record(self.fidx, n, credentials.named_hits(text(child(left, "field") or left), v))
         if left.type == "identifier":
             name = text(left)
             if name in env:
@@ -294,6 +296,8 @@ class MethodRun:
         else:
             rtype = static_cls or (recv.typ if recv is not None else None)
             cands = project.methods_of(rtype, self.cls, name, len(args))
+        owner, value_of = static_cls or rtype, partial(self.expr, env=env)
+        self.an.record(self.fidx, n, credentials.call_hits(owner, name, args, arg_nodes, value_of))
         if cands:
             holder = text(objn) if objn is not None and text(objn) in env else None
             return self.apply(n, best_overloads(cands, args), args, holder, env)
@@ -376,7 +380,10 @@ class MethodRun:
 
     def new(self, n: Node, env: Env) -> Val:
         typ = syn.declared_type(n)
-        args = closures.arguments(self, syn.arguments(n), None, env)
+        arg_nodes = syn.arguments(n)
+        args = closures.arguments(self, arg_nodes, None, env)
+        hits = credentials.call_hits(typ, "<init>", args, arg_nodes, partial(self.expr, env=env))
+        self.an.record(self.fidx, n, hits)
         body = child(n, "body") or next((c for c in children(n) if c.type == "class_body"), None)
         if body is not None:  # an anonymous class: its methods run here, on what they capture
             return mix([*map(deep, args), *closures.anonymous_class(self, body, env)], typ)

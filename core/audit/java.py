@@ -50,12 +50,16 @@ def children(node: Node) -> list[Node]:
 
 def walk(node: Node, types: frozenset[str] | None = None) -> Iterator[Node]:
     """Pre-order walk of named descendants (``node`` included), optionally filtered by type."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if types is None or cur.type in types:
+    cursor = node.walk()  # a cursor moves through the tree without building child lists
+    while True:
+        cur = cursor.node
+        if cur is not None and cur.is_named and (types is None or cur.type in types):
             yield cur
-        stack.extend(reversed(cur.named_children))
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent() or cursor.node == node:
+                return
 
 
 def line_of(node: Node) -> int:

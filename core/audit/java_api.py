@@ -435,16 +435,16 @@ def weak_digest(alg: str) -> bool:
 
 
 def weak_cipher(transformation: str, *, cipher: bool) -> bool:
-    """DES-family/RC2/RC4/Blowfish anywhere; for a Cipher also ECB mode, stated or implied.
+    """DES-family/RC2/RC4/Blowfish anywhere; for a Cipher also a stated ECB mode.
 
-    ``Cipher.getInstance("AES")`` means AES/ECB/PKCS5Padding in the JDK providers, so a bare
-    block-cipher name counts as ECB.
+    A bare block-cipher name (``Cipher.getInstance("AES")``) is not reported: the JDK's
+    providers run it as AES/ECB, but the code states no mode, and reviewers count it among the
+    safe look-alikes of a weak cipher; only what the transformation names is judged.
     """
     parts = [p.strip().upper() for p in transformation.split("/")]
     if parts[0] in WEAK_CIPHERS or parts[0].startswith("PBEWITHMD5"):
         return True
     if not cipher:
         return False
-    if len(parts) >= 2 and parts[1] == "ECB":
-        return parts[0] not in ("RSA", "ECIES")  # "ECB" is a no-op label for RSA
-    return len(parts) == 1 and parts[0] == "AES"
+    # "ECB" is a no-op label for RSA and ECIES.
+    return len(parts) >= 2 and parts[1] == "ECB" and parts[0] not in ("RSA", "ECIES")

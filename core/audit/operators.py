@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import fold
-from .values import Val, assembled, deep, mix
+from .values import RANDOM, Val, assembled, deep, mix
 
 _COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||", "instanceof"})
 _PRIMITIVE_CASTS = frozenset({"int", "long", "short", "byte", "double", "float", "boolean"})
@@ -63,9 +63,11 @@ def compound(op: str, old: Val, v: Val) -> Val:
 
 
 def cast(v: Val, typ: str) -> Val:
-    """``(typ) v``: a primitive keeps only a numeric constant (no text survives it)."""
+    """``(typ) v``: a primitive keeps only a numeric constant (no text survives it) and a
+    predictable random value's origin (``(int) (Math.random() * n)`` is as predictable)."""
     if typ in _PRIMITIVE_CASTS:
-        return Val(const=v.const if isinstance(v.const, int | float) else None)
+        random = frozenset(o for o in deep(v).origins if o.kind == RANDOM)
+        return Val(random, const=v.const if isinstance(v.const, int | float) else None)
     return v.with_type(typ)
 
 

@@ -143,7 +143,41 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
         "Outside data reaches the response writer or stream, or the message of an error page"
         " (sendError), without HTML encoding.",
     ),
+    # Secrets in code and secrets sent in clear text (credentials.py, exposure.py): judged by
+    # the APIs that take a password or key and by what a name says a value holds.
+    AuditRule(
+        "zhixing.secrets.hardcoded-credential",
+        798,
+        "Hard-coded credential",
+        "A literal password, key, token or API key is assigned to a variable, field or property"
+        " whose name says it holds one, or passed where an API takes a password or key"
+        " (DriverManager.getConnection, KeyStore.load, PBEKeySpec, SecretKeySpec, setPassword).",
+    ),
+    AuditRule(
+        "zhixing.weakrand.predictable-secret",
+        338,
+        "Predictable random value used as a secret",
+        "A java.util.Random or Math.random value becomes key material, an IV, salt or nonce, a"
+        " token, password or session id (a key spec, a secret's setter or variable).",
+    ),
+    AuditRule(
+        "zhixing.cookie.cleartext-secret",
+        315,
+        "Secret stored in a cookie in clear text",
+        "A password, credential or personal datum is stored as a cookie's value without a"
+        " digest or cipher; plain Base64 is no protection.",
+    ),
+    AuditRule(
+        "zhixing.transport.cleartext-credentials",
+        319,
+        "Credentials sent in clear text",
+        "A secret is written to a plain Socket or an http:// connection, or an http:// URL to"
+        " another host carries a user:password or a secret query parameter.",
+    ),
 )
+# New rules are appended to the table above (a merge adds lines at one end); the pack lists
+# its rules by id.
+BUILTIN_RULES = tuple(sorted(BUILTIN_RULES, key=lambda r: r.id))
 
 # Second-tier rules: a query assembled from a parameter, reported when no taint reaches it.
 STRUCTURAL_RULE_IDS = frozenset(r.id for r in BUILTIN_RULES if ".concatenated-" in r.id)

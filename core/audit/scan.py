@@ -8,9 +8,10 @@ interprets nothing itself, so the interpreter depends on it and not the other wa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .credentials import Hit
 from .java import Node, child, children, col_of, line_of, parse
 from .model import AuditFinding, AuditRule, TraceStep
 from .project import ClassInfo, MethodInfo, Project, SourceFile
@@ -119,9 +120,11 @@ class Analyzer:
         origin: Origin | None,
         via: Site | None,
         note: str = "",
+        confidence: str | None = None,
     ) -> None:
         """A finding at ``node``; with ``via`` (the sink inside a called method) the same
-        finding is also made at that sink, so the line to fix is listed with its entry."""
+        finding is also made at that sink, so the line to fix is listed with its entry.
+        ``confidence``, when given, is the checking rule's own."""
         line = line_of(node)
         if not self._open(fidx, line, cwe) and (
             via is None or not self._open(via.file, via.line, cwe)
@@ -141,11 +144,17 @@ class Analyzer:
         conf = "high" if origin is None else _confidence(origin, via is not None)
         if origin is None and note.startswith("algorithm") and not _literal_arg(node):
             conf = "medium"
+        conf = confidence or conf
         rule = RULE_FOR_CWE[cwe]
         kind = origin.kind if origin is not None and origin.kind in KINDS else ""
         self._put(fidx, line, col_of(node), cwe, rule, conf, trace, kind)
         if via is not None and origin is not None:
             self._put(via.file, via.line, via.column, cwe, rule, conf, trace, kind)
+
+    def record(self, fidx: int, node: Node, hits: Iterable[Hit]) -> None:
+        """Record the findings of the secret checks (:mod:`.credentials`, :mod:`.exposure`)."""
+        for h in hits:
+            self.report(fidx, node, h.cwe, h.origin, None, h.note, h.confidence)
 
     def report_built(
         self,
