@@ -57,6 +57,7 @@ RANDOM_SECRET_NAMES = frozenset(
     {"token", "salt", "nonce", "iv", "otp", "session id", "sessionid"}
     | {"reset code", "verification code", "activation code", "auth code", "one time password"}
     | {"pin", "totp", "hotp", "challenge", "key material", "key bytes"}
+    | {"invite code", "access code", "confirmation code", "recovery code", "pairing code"}
 )
 # Values that stand in for a secret rather than being one.
 _PLACEHOLDER = re.compile(
@@ -320,12 +321,14 @@ def call_hits(
     return hits
 
 
-def named_hits(name: str, v: Val) -> list[Hit]:
-    """A predictable random value stored under a secret's name (CWE-338)."""
+def named_hits(name: str, v: Val, *, returned: bool = False) -> list[Hit]:
+    """A predictable random value stored under a secret's name, or returned by a method named
+    so (``String resetCode()``) (CWE-338)."""
     origin = _random_origin(v) if _secret_for_random(name) else None
     if origin is None:
         return []
-    return [Hit(338, f"predictable random value stored as '{name}'", "medium", origin)]
+    how = f"returned by {name}()" if returned else f"stored as '{name}'"
+    return [Hit(338, f"predictable random value {how}", "medium", origin)]
 
 
 def _first(n: Node) -> Node | None:

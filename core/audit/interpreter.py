@@ -119,6 +119,8 @@ class MethodRun:
         if t == "return_statement":
             kids = children(n)
             self.returns.append(self.expr(kids[0], env) if kids else CLEAN)
+            hits = credentials.named_hits(self.m.name, self.returns[-1], returned=True)
+            self.an.record(self.fidx, n, hits)
             self.ret_fields.append(objects.own_field(self.cls, kids[0], env) if kids else None)
             return None
         if t == "break_statement":
