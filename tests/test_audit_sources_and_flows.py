@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from zhixing.core.audit import AuditResult, audit_tree
-from zhixing.core.audit.sources import KINDS
+from zhixing.core.audit.untrusted import KINDS
 
 KINDS_ROOT = Path(__file__).parent / "fixtures" / "audit" / "kinds"
 _MARK = re.compile(r"//\s*(VULN|SAFE):(\d+)(?:\s+([a-z-]+))?")

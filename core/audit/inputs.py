@@ -1,13 +1,13 @@
 """Where outside data enters at a library call: sources, buffers a call fills, deserialisation.
 
 Functions over the interpreter's method run (:class:`.closures.Run`); the knowledge of which
-calls these are is data in :mod:`.sources` and :mod:`.java_api`.
+calls these are is data in :mod:`.untrusted` and :mod:`.java_api`.
 """
 
 from __future__ import annotations
 
 from . import java_api as api
-from . import library, sources
+from . import library, untrusted
 from .closures import Run
 from .java import Node, line_of, text
 from .values import CLEAN, Env, Origin, Val, deep, mix, sanitize
@@ -16,13 +16,13 @@ from .values import CLEAN, Env, Origin, Val, deep, mix, sanitize
 def fill(run: Run, n: Node, name: str, rtype: str | None, arg_nodes: list[Node], env: Env) -> None:
     """``message.readBytes(buf)``, ``socket.receive(packet)``: the local variables passed now
     hold outside data. ``ObjectMessage.getObject()`` deserialises outside bytes: a finding."""
-    kind = sources.filler(name, rtype)
+    kind = untrusted.filler(name, rtype)
     if kind is not None:
         here = Val(frozenset({Origin.source(kind, run.fidx, line_of(n))}))
         for a in arg_nodes:
             if a.type == "identifier" and text(a) in env:
                 env[text(a)] = mix([env[text(a)], here], env[text(a)].typ)
-    if sources.deserialises(name, rtype):
+    if untrusted.deserialises(name, rtype):
         run.an.report(run.fidx, n, 502, Origin.source("message", run.fidx, line_of(n)), None)
 
 
@@ -67,7 +67,7 @@ def loaded(
 ) -> Val | None:
     """``props.load(stream)`` from outside data: the receiver's new value (a settings store of
     that kind), or None when the call loads nothing from outside."""
-    kind = sources.LOADERS.get((rtype or "", name))
+    kind = untrusted.LOADERS.get((rtype or "", name))
     if kind is None or path is None or not any(deep(a).origins for a in args):
         return None
     return Val(frozenset({Origin.source(kind, run.fidx, line_of(n))}), typ=rtype)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial, reduce
 
-from . import checks, closures, control, credentials, guards, inputs, library, objects, sources
+from . import checks, closures, control, credentials, guards, inputs, library, objects, untrusted
 from . import java_api as api
 from . import operators as ops
 from . import syntax as syn
@@ -397,8 +397,8 @@ class MethodRun:
         if typ in api.DESERIALIZERS and args and args[0].typ in api.IN_MEMORY_STREAMS:
             # the program's own bytes read back (judged for CWE-502 at readObject)
             return sanitize(library.new_object(typ, args), frozenset({502}))
-        if typ in sources.CTOR_SOURCES:
-            origin = Origin.source(sources.CTOR_SOURCES[typ], self.fidx, line_of(n))
+        if typ in untrusted.CTOR_SOURCES:
+            origin = Origin.source(untrusted.CTOR_SOURCES[typ], self.fidx, line_of(n))
             return Val(frozenset({origin}), typ=typ)
         if typ == "Random":
             rule = checks.random_value(Origin.random(self.fidx, line_of(n)), self.an.weak_random)

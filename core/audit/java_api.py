@@ -393,7 +393,7 @@ RESULT_TYPES: dict[str, str] = {
     "getConnection": "Connection",
     "getDirContext": "DirContext",
     "command": "ProcessBuilder",
-    # results that sources (sources.py) are matched on
+    # results that sources (untrusted.py) are matched on
     "accept": "Socket",
     "openConnection": "URLConnection",
     "executeQuery": "ResultSet",

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from . import fold, guards, sources
+from . import fold, guards, untrusted
 from . import java_api as api
 from .java import Node, child, text
-from .sources import SourceKind
+from .untrusted import SourceKind
 from .values import CLEAN, MISSING, Env, Val, as_number, assembled, deep, get_entry, mix, sanitize
 
 # Calls that hand back the receiver itself after changing it (``sb.append(x)`` is ``sb``).
@@ -45,7 +45,7 @@ def source_of(
         and (api.is_request_type(rtype) or (rtype is None and name in api.SOURCE_BY_NAME_ONLY))
     ):
         return "request", api.SOURCE_METHODS[name]
-    s = sources.call_source(name, static_cls, rtype)
+    s = untrusted.call_source(name, static_cls, rtype)
     return (s.kind, s.result) if s is not None else None
 
 

@@ -38,7 +38,7 @@ class AuditFinding:
     code: str  # the source line at ``line``, stripped
     trace: tuple[TraceStep, ...] = ()
     clause: str = ""  # left empty by the built-in rule pack
-    source: str = ""  # the source kind its data came from (sources.py), "" for non-flow rules
+    source: str = ""  # the source kind its data came from (untrusted.py), "" for non-flow rules
 
 
 @dataclass

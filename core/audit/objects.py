@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import java_api as api
-from . import library, sources
+from . import library, untrusted
 from .closures import Run
 from .java import Node, child, line_of, text
 from .project import ClassInfo, MethodInfo, best_overloads, named_class
@@ -33,7 +33,7 @@ def field_access(run: Run, n: Node, env: Env) -> Val:
         return run.read_field(fld)
     cls = named_class(obj, run.cls, env)
     if cls is not None:
-        kind = sources.FIELD_SOURCES.get((cls, fld))
+        kind = untrusted.FIELD_SOURCES.get((cls, fld))
         if kind is not None:
             return Val(frozenset({Origin.source(kind, run.fidx, line_of(n))}))
         return run.an.static_field(cls, fld, run.cls, run.expr)

@@ -2,7 +2,7 @@
 
 Each rule here is data (id, CWE, title, one-line description); the interpreter (``calls``,
 ``checks``) decides when it fires. ``*.tainted-*`` rules follow outside data (any source kind of
-:mod:`.sources`) to a sink;
+:mod:`.untrusted`) to a sink;
 ``*.concatenated-*`` rules are structural: a query-language sink whose text is assembled from
 a parameter of the enclosing method, reported with low confidence when no outside data was
 traced there. Nothing in this pack is tuned to any particular test suite.

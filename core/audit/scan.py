@@ -16,8 +16,8 @@ from .java import Node, child, children, col_of, line_of, parse
 from .model import AuditFinding, AuditRule, TraceStep
 from .project import ClassInfo, MethodInfo, Project, SourceFile
 from .rules import RULE_FOR_CWE, STRUCTURAL_RULE_FOR_CWE, STRUCTURAL_RULE_IDS
-from .sources import KINDS
 from .summary import Site, Summary
+from .untrusted import KINDS
 from .values import CLEAN, RANDOM, Env, Origin, Val, join, without_params
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from . import java_api as api
-from . import sources
+from . import untrusted
 from .project import MethodInfo
-from .sources import SourceKind
+from .untrusted import SourceKind
 from .values import CLEAN, Env, Origin, Val, as_number, assembled, deep, mix, reaching
 
 
@@ -126,9 +126,9 @@ def parameter_env(m: MethodInfo, fidx: int, line: int) -> Env:
     point that receives it: Spring binds it from the request (``@RequestParam`` ...), a
     listener receives a message (``@KafkaListener`` ...), ``main`` its command line."""
     entry: SourceKind | None = None
-    if sources.LISTENER_ANNOTATIONS.intersection(m.annotations):
+    if untrusted.LISTENER_ANNOTATIONS.intersection(m.annotations):
         entry = "message"
-    elif sources.is_main(m.name, m.static, m.params):
+    elif untrusted.is_main(m.name, m.static, m.params):
         entry = "command-line"
     env: Env = {}
     for i, (name, typ, annos) in enumerate(m.params):

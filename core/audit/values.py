@@ -1,7 +1,7 @@
 """Abstract values of the data-flow engine: taint origins, per-CWE sanitisation, constants.
 
 An :class:`Origin` says where tainted data came from: outside data of one source kind read at a
-line (:mod:`.sources`), a predictable random value made at a line, or a parameter of the method
+line (:mod:`.untrusted`), a predictable random value made at a line, or a parameter of the method
 being summarised. A value
 may also carry a folded constant, precise container contents (list elements / map entries under
 constant keys) and a static type name, which of its origins were assembled into text
@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Literal, NamedTuple, get_args
 
-from .sources import KINDS, SourceKind
+from .untrusted import KINDS, SourceKind
 
-# A source kind (outside data read at a line, :mod:`.sources`), a predictable random value made
+# A source kind (outside data read at a line, :mod:`.untrusted`), a predictable random value made
 # at a line, or the n-th parameter of the method being summarised.
 OriginKind = SourceKind | Literal["random", "param"]
 REQUEST: OriginKind = "request"
