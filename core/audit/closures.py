@@ -16,16 +16,39 @@ from __future__ import annotations
 from functools import reduce
 from typing import Protocol
 
+from . import guards
 from .java import Node, child, children, text
 from .project import ClassInfo, MethodInfo, best_overloads
 from .scan import Analyzer
-from .values import CLEAN, Env, Val, deep, join, mix
+from .values import CLEAN, Env, Origin, Val, deep, join, mix
 
 _FUNCTIONS = frozenset({"lambda_expression", "method_reference"})
 # Calls whose result is what their function argument returns for each element.
 MAPPERS = frozenset(
     {"map", "mapToObj", "mapToInt", "mapToLong", "mapToDouble", "flatMap", "thenApply"}
 )
+
+
+def allow_listed(run: Run, nodes: list[Node], env: Env) -> bool:
+    """Whether ``filter``'s function keeps only values a guard proves (:mod:`.guards`):
+    ``filter(ALLOWED::contains)``, ``filter(s -> s.matches("[a-z]+"))``."""
+    if len(nodes) != 1:
+        return False
+    f = nodes[0]
+    if f.type == "method_reference":
+        kids = children(f)
+        if len(kids) < 2 or text(kids[-1]) not in guards.MEMBERSHIP:
+            return False
+        return not any(not o.is_param for o in run.expr(kids[0], env).origins)
+    params, body = child(f, "parameters"), child(f, "body")
+    if f.type != "lambda_expression" or params is None or params.type != "identifier":
+        return False
+    if body is None or body.type == "block":
+        return False
+    probe: Env = {text(params): Val(frozenset({Origin.param(-1)}))}
+    facts, _ = guards.path_checks(body)
+    kept = guards.confine(facts, probe, lambda x: run.expr(x, env))
+    return not kept[text(params)].origins
 
 
 def mapped(nodes: list[Node]) -> bool:

@@ -22,6 +22,8 @@ from .java import Node, child, children, text
 from .values import Env, Val
 
 NORMALIZERS = frozenset({"normalize", "toRealPath", "getCanonicalPath", "getCanonicalFile"})
+# The last element of a path: a bare name, with no separator left to climb with.
+LAST_ELEMENT = frozenset({"getFileName"})
 # Conversions that keep a normalised path normalised (and may sit before the normaliser).
 PATH_VIEWS = frozenset({"toAbsolutePath", "toPath", "toFile", "getAbsoluteFile", "toString"})
 _PATH_CWE = 22
@@ -36,14 +38,15 @@ def _is_receiver_of(parent: Node | None, node: Node) -> bool:
 
 def normalised_later(n: Node) -> bool:
     """Whether the value built at ``n`` is normalised at once (``x.resolve(p).normalize()``,
-    ``new File(d, p).getCanonicalFile()``, ``Paths.get(p).toAbsolutePath().normalize()``)."""
+    ``new File(d, p).getCanonicalFile()``, ``Paths.get(p).toAbsolutePath().normalize()``) or
+    cut to its last element (``Paths.get(p).getFileName()``)."""
     cur, parent = n, n.parent
     while parent is not None and parent.type == "parenthesized_expression":
         cur, parent = parent, parent.parent
     while _is_receiver_of(parent, cur):
         assert parent is not None
         name = text(child(parent, "name"))
-        if name in NORMALIZERS:
+        if name in NORMALIZERS or name in LAST_ELEMENT:
             return True
         if name not in PATH_VIEWS:
             return False
@@ -52,7 +55,7 @@ def normalised_later(n: Node) -> bool:
 
 
 Fact = tuple[str, str, Node]  # (kind, variable, the node it is checked against)
-_MEMBERSHIP = frozenset({"contains", "containsKey", "containsValue"})
+MEMBERSHIP = frozenset({"contains", "containsKey", "containsValue"})
 # Static validators whose true result leaves only letters or digits (Apache Commons Lang).
 _VALIDATORS = frozenset({"isAlphanumeric", "isAlpha", "isNumeric", "isDigits"})
 _EQUALITY = frozenset({"equals", "equalsIgnoreCase"})
@@ -130,7 +133,7 @@ def _call_fact(cond: Node) -> list[Fact]:
     params = children(args) if args is not None else []
     if obj is None or len(params) > 1:
         return []
-    if name in _MEMBERSHIP and params[0].type == "identifier":
+    if name in MEMBERSHIP and params[0].type == "identifier":
         if obj.type in ("identifier", "field_access"):
             return [("member", text(params[0]), obj)]
         return []

@@ -271,6 +271,8 @@ class MethodRun:
         assembled from a parameter at a query sink is a low-confidence structural finding."""
         if cwe == 22 and via is None and guards.normalised_later(n):
             return  # a path normalised at once is judged where it is used
+        if cwe == 22:  # a stream passed beside a path (`Files.copy(in, target)`) is no path
+            vals = [v for v in vals if not (v.typ or "").endswith(api.STREAM_TYPES)]
         for c in checks.sink_cwes(cwe, self.an.weak_random):
             hits = sink_hits(vals, c, self.m)
             for o in hits.tainted:
@@ -312,6 +314,8 @@ class MethodRun:
         entered = inputs.entering(self, n, name, static_cls, rtype, objn, recv, env)
         if entered is not None:
             return entered
+        if name == "filter" and recv is not None and closures.allow_listed(self, arg_nodes, env):
+            return Val(typ=recv.typ)  # only values an allow-list holds pass
         if name in closures.MAPPERS and recv is not None and closures.mapped(arg_nodes):
             return Val(deep(args[0]).origins, typ=recv.typ)  # `stream.map(f)`: what f returns
         random = Origin.random(self.fidx, line_of(n))

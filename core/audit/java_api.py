@@ -151,7 +151,8 @@ CALL_SINKS: tuple[Sink, ...] = (
     Sink(643, frozenset({"evaluate", "compile"}), ("XPath",), (0,)),
     Sink(22, frozenset({"get", "of"}), ("Paths", "Path"), None),
     Sink(22, frozenset({"resolve", "resolveSibling"}), ("Path",), (0,)),
-    Sink(22, _FILES, ("Files",), (0, 1)),
+    Sink(22, _FILES - {"copy", "move"}, ("Files",), (0,)),  # the path; what is written is data
+    Sink(22, frozenset({"copy", "move"}), ("Files",), (0, 1)),
     Sink(
         79,
         frozenset({"print", "println", "write", "printf", "format", "append"}),
@@ -168,6 +169,8 @@ CALL_SINKS: tuple[Sink, ...] = (
     Sink(470, frozenset({"loadClass"}), ("ClassLoader",), (0,), frozenset({"loadClass"})),
     Sink(15, frozenset({"setCatalog", "setSchema"}), ("Connection",), (0,)),
 )
+# Type name endings of streams, readers, writers and channels: data, never a path.
+STREAM_TYPES = ("Stream", "Reader", "Writer", "Channel")
 # Deserialising a stream read from outside (CWE-502): the types whose readObject does it.
 DESERIALIZERS = frozenset({"ObjectInputStream", "XMLDecoder", "ValidatingObjectInputStream"})
 # Calls that limit which classes a stream may instantiate (JEP 290, Commons IO).

@@ -304,6 +304,10 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
         return assembled(out)
     if name in api.REPLACERS and args and api.strips_line_breaks(args[0].const):
         return sanitize(out, frozenset({113}))
+    if name in guards.LAST_ELEMENT or (
+        name == "getName" and recv is not None and recv.typ == "File"
+    ):
+        return sanitize(out, frozenset({22}))
     if name in guards.NORMALIZERS or (name in guards.PATH_VIEWS and recv is not None and recv.norm):
         return replace(out, norm=True)
     return out

@@ -114,10 +114,13 @@ CALL_SOURCES: tuple[CallSource, ...] = (
     CallSource("network", frozenset({"getInputStream"}), ("Socket",), result="InputStream"),
     CallSource(
         "network",
-        frozenset({"getInputStream", "getContent", "getHeaderField", "getErrorStream"}),
+        frozenset({"getInputStream", "getErrorStream"}),
         ("URLConnection",),
+        result="InputStream",
     ),
-    CallSource("network", frozenset({"openStream", "getContent"}), ("URL",)),
+    CallSource("network", frozenset({"getContent", "getHeaderField"}), ("URLConnection",)),
+    CallSource("network", frozenset({"openStream"}), ("URL",), result="InputStream"),
+    CallSource("network", frozenset({"getContent"}), ("URL",)),
     CallSource("network", frozenset({"body"}), ("HttpResponse",)),
     CallSource("network", frozenset({"getData"}), ("DatagramPacket",)),
     CallSource(
