@@ -119,7 +119,9 @@ _PROPERTY_PUTS = frozenset({"put", "setProperty", "addProperty", "putIfAbsent"})
 _LITERAL_VIEWS = frozenset({"toCharArray", "getBytes", "toString", "trim", "strip", "intern"})
 _SCOPES = frozenset({"method_declaration", "constructor_declaration", "lambda_expression"})
 _CLASS_BODIES = frozenset({"class_body", "enum_body_declarations", "interface_body"})
-_DECLARATORS = frozenset({"variable_declarator", "formal_parameter", "spread_parameter"})
+_DECLARATORS = frozenset(
+    {"variable_declarator", "formal_parameter", "spread_parameter", "resource"}
+)
 _ASSIGNMENTS = frozenset({"assignment_expression", "update_expression"})
 
 ValueOf = Callable[[Node], Val]  # the interpreter's value of an expression
@@ -220,7 +222,7 @@ def single_value(ident: Node) -> tuple[bool, Node | None]:
     if found is None or text(ident) in _assigned(found[1]):
         return False, None
     d = found[0]
-    return True, child(d, "value") if d.type == "variable_declarator" else None
+    return True, child(d, "value") if d.type in ("variable_declarator", "resource") else None
 
 
 def literal_of(node: Node | None, value_of: ValueOf | None = None, depth: int = 0) -> str | None:

@@ -10,7 +10,8 @@ encoder's hash protects it (:data:`_PROTECTING`).
 * CWE-315: a secret stored as a cookie's value (``new Cookie(name, value)``, ``setValue``,
   Spring's ``ResponseCookie.from``).
 * CWE-319: a secret written to a plain ``Socket``'s stream or to an ``http://`` connection's
-  output stream, or an ``http://`` URL (not localhost) that carries credentials: a
+  output stream, a credential header (``Authorization``...) set on an ``http://`` connection,
+  or an ``http://`` URL (not localhost) that carries credentials: a
   ``user:password@`` or a secret's query parameter. An ``http://`` URL alone is no finding,
   nor is anything sent through ``SSLSocket`` or ``https://``.
 
@@ -31,6 +32,7 @@ from .credentials import (
     literal_of,
     name_kind,
     single_value,
+    words,
 )
 from .java import Node, child, text, walk
 from .syntax import arguments, declared_type
@@ -50,6 +52,14 @@ _PROTECTING = re.compile(r"digest|dofinal|encrypt|hash|hmac|^sha\d*|^md[25]|seal
 # ``x.encode(p)`` hashes when ``x`` is a password encoder, not when it is Base64 or a URL one.
 _HASHING_ENCODERS = ("passwordencoder", "bcrypt", "scrypt", "argon2", "pbkdf2")
 _READS_PASSWORD = frozenset({"readPassword"})
+# A call that makes a value rather than reads one (``newRefreshToken()`` is no accessor).
+_MAKERS = frozenset(
+    {("new",), ("create",), ("generate",), ("make",), ("issue",), ("build",), ("random",)}
+    | {("next",), ("compute",), ("derive",)}
+)
+# Lookups whose key names what they return: ``settings.get("db.password")``,
+# ``rs.getString("api_secret")``, ``System.getenv("TOKEN")``.
+_LOOKUPS = frozenset({"get", "getProperty", "getString", "getenv", "getOrDefault", "getValue"})
 # Objects that only pass what is written to them on to the stream they wrap.
 _STREAM_WRAPPERS = frozenset(
     {"PrintWriter", "PrintStream", "DataOutputStream", "OutputStreamWriter", "BufferedWriter"}
@@ -69,7 +79,14 @@ _URL_CALLS = frozenset(
 _LOCAL_HOST = re.compile(r"^(localhost|127(\.\d+){3}|\[::1\]|0\.0\.0\.0)$", re.I)
 _NAMED_BEFORE = re.compile(r"([A-Za-z_][\w.-]*)\s*[=:]\s*$")  # "password=" + p
 _DYNAMIC = "\0"  # a part of a URL the code computes
-_CALLS_JUDGED = _URL_CTORS | _URL_CALLS | _WRITES | {"Cookie", "from", "setValue", "create"}
+# Request headers that carry a credential, set on a connection.
+_HEADER_SETTERS = frozenset({"setRequestProperty", "addRequestProperty"})
+_CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"}
+)
+_CALLS_JUDGED = (
+    _URL_CTORS | _URL_CALLS | _WRITES | _HEADER_SETTERS | {"Cookie", "from", "setValue", "create"}
+)
 _CANDIDATES = frozenset(
     {"object_creation_expression", "method_invocation", "variable_declarator"}
     | {"assignment_expression"}
@@ -102,6 +119,22 @@ def file_hits(root: Node) -> Iterator[tuple[Node, Hit]]:
         sent = _first_secret(args, -1) if channel is not None else None
         if sent is not None:
             yield n, Hit(319, f"{sent} written to {channel}", "medium")
+        header = _credential_header(name, obj, args)
+        if header is not None:
+            yield n, Hit(319, header, "medium")
+
+
+def _credential_header(name: str, obj: Node | None, args: list[Node]) -> str | None:
+    """``c.setRequestProperty("Authorization", ...)`` on an ``http://`` connection."""
+    if name not in _HEADER_SETTERS or len(args) != 2 or obj is None:
+        return None
+    channel = plain_channel(obj)
+    if channel is None:
+        return None
+    header = (literal_of(args[0]) or "").lower()
+    if header in _CREDENTIAL_HEADERS or secret(args[1]) is not None:
+        return f"a credential header sent over {channel}"
+    return None
 
 
 def _name(n: Node) -> str:
@@ -142,8 +175,13 @@ def secret(node: Node | None, depth: int = 0) -> str | None:
             return None
         if name in _READS_PASSWORD:
             return f"a password read with {name}()"
-        if name.startswith("get") and not arguments(node) and name_kind(name[3:], SENSITIVE_NAMES):
+        prop = name[3:] if name.startswith("get") else name  # a getter, or a record's accessor
+        accessor = name.startswith("get") or words(name)[:1] not in _MAKERS
+        if not arguments(node) and accessor and name_kind(prop, SENSITIVE_NAMES):
             return f"{name}()"
+        key = literal_of(arguments(node)[0]) if name in _LOOKUPS and arguments(node) else None
+        if key is not None and name_kind(key, SENSITIVE_NAMES):
+            return f"the '{key}' setting"
         return _first_secret([obj, *arguments(node)], depth)
     if t == "object_creation_expression":
         protected = _PROTECTING.search(declared_type(node))
