@@ -13,6 +13,7 @@ statement and expression walk.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import reduce
 from typing import Protocol
 
@@ -20,7 +21,7 @@ from . import guards
 from .java import Node, child, children, text
 from .project import ClassInfo, MethodInfo, best_overloads
 from .scan import Analyzer
-from .values import CLEAN, Env, Origin, Val, deep, join, mix
+from .values import CLEAN, Env, Origin, Val, deep, join, mix, sanitize
 
 _FUNCTIONS = frozenset({"lambda_expression", "method_reference"})
 # Calls whose result is what their function argument returns for each element.
@@ -29,26 +30,31 @@ MAPPERS = frozenset(
 )
 
 
-def allow_listed(run: Run, nodes: list[Node], env: Env) -> bool:
-    """Whether ``filter``'s function keeps only values a guard proves (:mod:`.guards`):
-    ``filter(ALLOWED::contains)``, ``filter(s -> s.matches("[a-z]+"))``."""
+def filtered(run: Run, nodes: list[Node], recv: Val, env: Env) -> Val | None:
+    """What passes ``recv.filter(f)`` when ``f`` is a guard (:mod:`.guards`): nothing tainted
+    for an allow-list (``filter(ALLOWED::contains)``, ``filter(s -> s.matches("[a-z]+"))``),
+    paths safe from traversal for ``filter(p -> p.startsWith(base))`` on normalised paths; None
+    when ``f`` proves nothing."""
     if len(nodes) != 1:
-        return False
+        return None
     f = nodes[0]
     if f.type == "method_reference":
         kids = children(f)
         if len(kids) < 2 or text(kids[-1]) not in guards.MEMBERSHIP:
-            return False
-        return not any(not o.is_param for o in run.expr(kids[0], env).origins)
+            return None
+        trusted = not any(not o.is_param for o in run.expr(kids[0], env).origins)
+        return Val(typ=recv.typ) if trusted else None
     params, body = child(f, "parameters"), child(f, "body")
     if f.type != "lambda_expression" or params is None or params.type != "identifier":
-        return False
+        return None
     if body is None or body.type == "block":
-        return False
-    probe: Env = {text(params): Val(frozenset({Origin.param(-1)}))}
+        return None
+    probe = Val(frozenset({Origin.param(-1)}), norm=recv.norm)
     facts, _ = guards.path_checks(body)
-    kept = guards.confine(facts, probe, lambda x: run.expr(x, env))
-    return not kept[text(params)].origins
+    kept = guards.confine(facts, {text(params): probe}, lambda x: run.expr(x, env))[text(params)]
+    if not kept.origins:
+        return Val(typ=recv.typ)
+    return sanitize(recv, kept.safe) if kept.safe else None
 
 
 def mapped(nodes: list[Node]) -> bool:
@@ -129,6 +135,8 @@ def method_reference(run: Run, n: Node, bound: Val, env: Env) -> Val:
     if len(kids) < 2 or kids[-1].type != "identifier":
         return bound
     name = text(kids[-1])
+    if name in guards.NORMALIZERS:  # `map(Path::normalize)`
+        return replace(bound, norm=True)
     for arity in (1, 0):
         cands = run.candidates(kids[0], name, arity, env)
         if cands:

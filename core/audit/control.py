@@ -6,7 +6,7 @@ environment before the statement and returns the one after it, or None when no p
 
 from __future__ import annotations
 
-from . import closures
+from . import closures, objects
 from . import syntax as syn
 from .closures import Run
 from .java import Node, child, children, text
@@ -88,7 +88,9 @@ def try_statement(run: Run, n: Node, env: Env) -> Env | None:
         name = child(r, "name")
         v = run.expr(child(r, "value"), env)
         if name is not None:
-            env[text(name)] = v.with_type(syn.declared_type(r))
+            if not objects.made_here(run.an, child(r, "value"), v):
+                v = v.with_type(syn.declared_type(r))
+            env[text(name)] = v
             closures.note_wrapper(run.wraps, text(name), child(r, "value"), env)
     body = child(n, "body")
     before = dict(env)

@@ -38,7 +38,7 @@ def entering(
 ) -> Val | None:
     """The value of a call that reads outside data (a source, ``readObject``), or that filters a
     deserialising stream; None for any other call."""
-    if recv is not None and rtype in api.DESERIALIZERS:
+    if recv is not None and _deserializer(run, rtype):
         if name in api.READ_OBJECT:
             run.sink(n, 502, [recv])
             return _deserialised(run, n, recv)
@@ -51,6 +51,17 @@ def entering(
         return None
     kind, result = source
     return Val(frozenset({Origin.source(kind, run.fidx, line_of(n))}), typ=result)
+
+
+def _deserializer(run: Run, rtype: str | None) -> bool:
+    """Whether a receiver of type ``rtype`` deserialises: a library deserialiser, or a project
+    subclass of one that does not check classes itself (no ``resolveClass`` of its own)."""
+    if rtype in api.DESERIALIZERS:
+        return True
+    return any(
+        api.DESERIALIZERS.intersection(c.supers) and "resolveClass" not in c.methods
+        for c in (run.an.project.classes(rtype, run.cls) if rtype else [])
+    )
 
 
 def _deserialised(run: Run, n: Node, stream: Val) -> Val:

@@ -29,7 +29,7 @@ from .summary import (
     returned,
     sink_hits,
 )
-from .values import CLEAN, Env, Origin, Val, as_number, deep, join, join_envs, mix, sanitize
+from .values import CLEAN, Env, Origin, Val, as_number, deep, join, join_envs, mix
 
 
 def method_summary(an: Analyzer, m: MethodInfo) -> Summary | None:
@@ -314,10 +314,13 @@ class MethodRun:
         entered = inputs.entering(self, n, name, static_cls, rtype, objn, recv, env)
         if entered is not None:
             return entered
-        if name == "filter" and recv is not None and closures.allow_listed(self, arg_nodes, env):
-            return Val(typ=recv.typ)  # only values an allow-list holds pass
+        if name == "filter" and recv is not None:
+            passed = closures.filtered(self, arg_nodes, recv, env)
+            if passed is not None:
+                return passed
         if name in closures.MAPPERS and recv is not None and closures.mapped(arg_nodes):
-            return Val(deep(args[0]).origins, typ=recv.typ)  # `stream.map(f)`: what f returns
+            f = args[0]  # `stream.map(f)`: what f returns
+            return Val(deep(f).origins, typ=recv.typ, norm=f.norm)
         random = Origin.random(self.fidx, line_of(n))
         rule = checks.check_call(name, static_cls, rtype, args, random, self.an.weak_random)
         if rule is not None:
@@ -398,9 +401,6 @@ class MethodRun:
             return objects.construct(self, n, typ, find_methods(classes, "<init>", len(args)), args)
         if typ in api.CTOR_SINKS:
             self.sink(n, api.CTOR_SINKS[typ], args)
-        if typ in api.DESERIALIZERS and args and args[0].typ in api.IN_MEMORY_STREAMS:
-            # the program's own bytes read back (judged for CWE-502 at readObject)
-            return sanitize(library.new_object(typ, args), frozenset({502}))
         if typ in untrusted.CTOR_SOURCES:
             origin = Origin.source(untrusted.CTOR_SOURCES[typ], self.fidx, line_of(n))
             return Val(frozenset({origin}), typ=typ)

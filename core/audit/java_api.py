@@ -175,8 +175,8 @@ STREAM_TYPES = ("Stream", "Reader", "Writer", "Channel")
 DESERIALIZERS = frozenset({"ObjectInputStream", "XMLDecoder", "ValidatingObjectInputStream"})
 # Calls that limit which classes a stream may instantiate (JEP 290, Commons IO).
 DESERIALIZATION_FILTERS = frozenset({"setObjectInputFilter", "accept"})
-# Streams built in memory: deserialising one is a round trip of the program's own bytes.
-IN_MEMORY_STREAMS = frozenset({"ByteArrayInputStream"})
+# Bytes the program serialised itself: reading them back is a round trip, not CWE-502.
+OWN_BYTES = frozenset({("ByteArrayOutputStream", "toByteArray")})
 READ_OBJECT = frozenset({"readObject", "readUnshared"})
 # Constructors whose arguments are file paths (CWE-22) or a command line (CWE-78).
 CTOR_SINKS: dict[str, int] = {

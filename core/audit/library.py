@@ -300,6 +300,8 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
     out = mix(parts, typ or api.RESULT_TYPES.get(name))
     if name in api.NUMERIC_RESULTS:
         return as_number(out)
+    if recv is not None and (recv.typ, name) in api.OWN_BYTES:
+        return sanitize(out, frozenset({502}))
     if name in api.TEXT_ASSEMBLY:
         return assembled(out)
     if name in api.REPLACERS and args and api.strips_line_breaks(args[0].const):
