@@ -53,11 +53,17 @@ def check_call(
     args: list[Val],
     random: Origin,
     weak_random: str,
+    recv: Val | None = None,
 ) -> CallRule | None:
     """The rule of a call ``name`` (on class ``static_cls`` or a receiver of type ``rtype``);
     None for a call without one. ``random`` is the origin of a random value the call makes;
     ``weak_random`` the run's mode ("flow" or "any")."""
     owner = static_cls or rtype
+    if name == "getInstance" and owner == "KeyPairGenerator" and args:
+        return CallRule(Val(const=args[0].const, typ=owner))  # the algorithm, for initialize
+    if name == "initialize" and owner == "KeyPairGenerator" and recv is not None and args:
+        short = api.short_key(recv.const, args[0].const)
+        return CallRule(None, (Report(326, note=short),) if short else ())
     if name == "getInstance" and owner in _ALG_FACTORIES:
         alg = args[0].const if args else None
         cwe = weak_algorithm(owner, alg)

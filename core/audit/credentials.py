@@ -267,6 +267,9 @@ def declaration_hit(n: Node) -> Hit | None:
         if len(args) != 2:
             return None
         key = literal_of(args[0]) if args[0].type == "string_literal" else None
+        if key is None and args[0].type in ("identifier", "field_access"):
+            # `env.put(Context.SECURITY_CREDENTIALS, "...")`: a constant named for a secret
+            key = text(child(args[0], "field") if args[0].type == "field_access" else args[0])
         return _literal_secret(key, args[1], "is set to a literal", "medium") if key else None
     if n.type == "variable_declarator":
         target, value = child(n, "name"), child(n, "value")

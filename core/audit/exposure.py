@@ -9,6 +9,7 @@ encoder's hash protects it (:data:`_PROTECTING`).
 
 * CWE-315: a secret stored as a cookie's value (``new Cookie(name, value)``, ``setValue``,
   Spring's ``ResponseCookie.from``).
+* CWE-614: a Spring ``ResponseCookie`` built without ``secure(true)``.
 * CWE-319: a secret written to a plain ``Socket``'s stream or to an ``http://`` connection's
   output stream, a credential header (``Authorization``...) set on an ``http://`` connection,
   or an ``http://`` URL (not localhost) that carries credentials: a
@@ -85,7 +86,11 @@ _CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"}
 )
 _CALLS_JUDGED = (
-    _URL_CTORS | _URL_CALLS | _WRITES | _HEADER_SETTERS | {"Cookie", "from", "setValue", "create"}
+    _URL_CTORS
+    | _URL_CALLS
+    | _WRITES
+    | _HEADER_SETTERS
+    | {"Cookie", "from", "setValue", "create", "build"}
 )
 _CANDIDATES = frozenset(
     {"object_creation_expression", "method_invocation", "variable_declarator"}
@@ -122,6 +127,23 @@ def file_hits(root: Node) -> Iterator[tuple[Node, Hit]]:
         header = _credential_header(name, obj, args)
         if header is not None:
             yield n, Hit(319, header, "medium")
+        if name == "build" and _insecure_cookie_builder(n):
+            yield n, Hit(614, "cookie built without secure(true)", "high")
+
+
+def _insecure_cookie_builder(n: Node) -> bool:
+    """``ResponseCookie.from(name, value)....build()`` with no ``.secure(true)`` in the chain."""
+    secure = False
+    cur: Node | None = child(n, "object")
+    while cur is not None and cur.type == "method_invocation":
+        step, args = _name(cur), arguments(cur)
+        if step == "secure":
+            secure = secure or (len(args) == 1 and text(args[0]) == "true")
+        if step in ("from", "fromClientResponse"):
+            root = child(cur, "object")
+            return root is not None and text(root).endswith("ResponseCookie") and not secure
+        cur = child(cur, "object")
+    return False
 
 
 def _credential_header(name: str, obj: Node | None, args: list[Node]) -> str | None:

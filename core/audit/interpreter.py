@@ -119,6 +119,8 @@ class MethodRun:
         if t == "return_statement":
             kids = children(n)
             self.returns.append(self.expr(kids[0], env) if kids else CLEAN)
+            if kids and syn.redirect_view(kids[0]):  # a controller's `"redirect:" + url`
+                self.sink(kids[0], 601, [self.returns[-1]])
             hits = credentials.named_hits(self.m.name, self.returns[-1], returned=True)
             self.an.record(self.fidx, n, hits)
             self.ret_fields.append(objects.own_field(self.cls, kids[0], env) if kids else None)
@@ -322,7 +324,7 @@ class MethodRun:
             f = args[0]  # `stream.map(f)`: what f returns
             return Val(deep(f).origins, typ=recv.typ, norm=f.norm)
         random = Origin.random(self.fidx, line_of(n))
-        rule = checks.check_call(name, static_cls, rtype, args, random, self.an.weak_random)
+        rule = checks.check_call(name, static_cls, rtype, args, random, self.an.weak_random, recv)
         if rule is not None:
             self._record(n, rule)
             if rule.value is not None:
@@ -401,6 +403,8 @@ class MethodRun:
             return objects.construct(self, n, typ, find_methods(classes, "<init>", len(args)), args)
         if typ in api.CTOR_SINKS:
             self.sink(n, api.CTOR_SINKS[typ], args)
+        if typ == "ModelAndView" and arg_nodes and syn.redirect_view(arg_nodes[0]):
+            self.sink(n, 601, args[:1])
         if typ in untrusted.CTOR_SOURCES:
             origin = Origin.source(untrusted.CTOR_SOURCES[typ], self.fidx, line_of(n))
             return Val(frozenset({origin}), typ=typ)

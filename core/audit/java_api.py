@@ -164,6 +164,11 @@ CALL_SINKS: tuple[Sink, ...] = (
     Sink(113, frozenset({"setHeader", "addHeader"}), ("Response",), (0, 1)),
     Sink(113, frozenset({"addCookie"}), ("Response",), (0,), frozenset({"addCookie"})),
     Sink(601, frozenset({"sendRedirect"}), ("Response",), (0,), frozenset({"sendRedirect"})),
+    # Spring: a response's Location (ResponseEntity builders, HttpHeaders)
+    Sink(
+        601, frozenset({"location"}), ("Builder", "ResponseEntity"), (0,), frozenset({"location"})
+    ),
+    Sink(601, frozenset({"setLocation"}), ("HttpHeaders",), (0,)),
     Sink(79, frozenset({"sendError"}), ("Response",), (1,), frozenset({"sendError"})),
     Sink(470, frozenset({"forName"}), ("Class",), (0,)),
     Sink(470, frozenset({"loadClass"}), ("ClassLoader",), (0,), frozenset({"loadClass"})),
@@ -187,6 +192,7 @@ CTOR_SINKS: dict[str, int] = {
     "FileWriter": 22,
     "RandomAccessFile": 22,
     "ProcessBuilder": 78,
+    "RedirectView": 601,
 }
 # Where a predictable random value becomes security-relevant (cookie, session, response).
 RANDOM_SINK_CWES = frozenset({501, 79})
@@ -252,6 +258,32 @@ STATIC_SANITIZERS: dict[tuple[str, str], frozenset[int]] = {
 # Calls that replace text; one whose pattern matches a line break strips it (CWE-113).
 REPLACERS = frozenset({"replace", "replaceAll"})
 _LINE_BREAK = re.compile(r"[\r\n]|\\[rnRsv]")
+
+
+_STRIP_ALL_BUT = re.compile(r"^\[\^(?P<kept>[^\]]+)\][+*]?$")
+# Characters that carry meaning in a query, a filter, an expression, markup or a header; and
+# those that also do in a command line or a path.
+_QUERY_META = frozenset("'\"<>;&|=*()\\\r\n`$%")
+_SHELL_PATH_META = frozenset(" ./~")
+
+
+def stripped_safe(pattern: object, replacement: object) -> frozenset[int]:
+    """The CWEs a ``replaceAll("[^a-z0-9-]", "")`` makes a value safe for: every character
+    outside the kept class is removed, so none of the kept ones can break out of a query,
+    a filter, an XPath or HTML string or a header; a command or a path only when the kept
+    ones hold no space, dot, slash or tilde either. Empty when it proves nothing."""
+    if replacement != "" or not isinstance(pattern, str):
+        return frozenset()
+    m = _STRIP_ALL_BUT.match(pattern)
+    if m is None:
+        return frozenset()
+    kept = m.group("kept").replace("\\-", "-").replace("\\w", "a").replace("\\d", "0")
+    if set(kept) & _QUERY_META or "\\s" in kept or "\\p" in kept:
+        return frozenset()
+    safe = {89, 90, 643, 79, 113}
+    if not set(kept) & _SHELL_PATH_META:
+        safe |= {78, 22}
+    return frozenset(safe)
 
 
 def strips_line_breaks(pattern: object) -> bool:
@@ -451,3 +483,16 @@ def weak_cipher(transformation: str, *, cipher: bool) -> bool:
         return False
     # "ECB" is a no-op label for RSA and ECIES.
     return len(parts) >= 2 and parts[1] == "ECB" and parts[0] not in ("RSA", "ECIES")
+
+
+# Smallest sound key sizes, in bits, for key-pair algorithms (NIST SP 800-57: 112-bit strength).
+MIN_KEY_BITS = {"RSA": 2048, "DSA": 2048, "DH": 2048, "DIFFIEHELLMAN": 2048, "EC": 224}
+
+
+def short_key(alg: object, bits: object) -> str:
+    """The note for a key pair of ``alg`` initialised with ``bits`` below its sound size; ""
+    when it is not short, or either is unknown."""
+    if not isinstance(alg, str) or not isinstance(bits, int) or isinstance(bits, bool):
+        return ""
+    least = MIN_KEY_BITS.get(alg.strip().upper())
+    return f"{alg} key of {bits} bits (at least {least})" if least and bits < least else ""

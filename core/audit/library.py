@@ -304,6 +304,10 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
         return sanitize(out, frozenset({502}))
     if name in api.TEXT_ASSEMBLY:
         return assembled(out)
+    if name == "replaceAll" and len(args) == 2:
+        kept = api.stripped_safe(args[0].const, args[1].const)
+        if kept:
+            return sanitize(out, kept)
     if name in api.REPLACERS and args and api.strips_line_breaks(args[0].const):
         return sanitize(out, frozenset({113}))
     if name in guards.LAST_ELEMENT or (

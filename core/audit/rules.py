@@ -34,6 +34,13 @@ BUILTIN_RULES: tuple[AuditRule, ...] = (
         " setSchema): external control of a system setting.",
     ),
     AuditRule(
+        "zhixing.crypto.short-key",
+        326,
+        "Key pair too short",
+        "A KeyPairGenerator for RSA, DSA or Diffie-Hellman is initialised below 2048 bits (EC"
+        " below 224): too weak to last.",
+    ),
+    AuditRule(
         "zhixing.crypto.weak-cipher",
         327,
         "Weak or broken cipher",

@@ -67,3 +67,10 @@ def arguments(n: Node) -> list[Node]:
 def has_default(group: Node) -> bool:
     """Whether a switch group carries the ``default`` label (a label with no value)."""
     return any(c.type == "switch_label" and not children(c) for c in children(group))
+
+
+def redirect_view(n: Node | None) -> bool:
+    """Whether ``n`` is a Spring view name that redirects: ``"redirect:" + url``."""
+    while n is not None and n.type in ("binary_expression", "parenthesized_expression"):
+        n = child(n, "left") if n.type == "binary_expression" else next(iter(children(n)), None)
+    return n is not None and n.type == "string_literal" and text(n).startswith('"redirect:')

@@ -142,6 +142,13 @@ CALL_SOURCES: tuple[CallSource, ...] = (
         ),
         ("ResultSet", "RowSet"),
     ),
+    CallSource(
+        "database",
+        frozenset(
+            {"queryForList", "queryForMap", "queryForObject", "queryForRowSet", "queryForStream"}
+        ),
+        ("JdbcTemplate", "JdbcOperations"),
+    ),
     CallSource("message", frozenset({"getText"}), ("TextMessage",)),
     CallSource(
         "message",
