@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import java_api as api
-from .values import RANDOM, Origin, Val, deep
+from .values import RANDOM, Origin, Val, deep, get_entry
 
 _ALG_FACTORIES = frozenset({"MessageDigest", "Cipher", "KeyGenerator", "SecretKeyFactory"})
 _RANDOM_STATICS = {
@@ -108,11 +108,15 @@ def weak_algorithm(owner: str | None, alg: object) -> int | None:
 
 
 def _cookie(cookie: Val, weak_random: str) -> CallRule:
-    """``addCookie(c)``: a finding without ``setSecure(true)``; in "flow" mode a predictable
-    random value in the cookie is one too, and a parameter in it a summary fact."""
+    """``addCookie(c)``: a finding when ``setSecure(false)`` was called, or none was and the
+    cookie's name says it carries a session, a login or a secret (or is not known); in "flow"
+    mode a predictable random value in the cookie is one too, and a parameter in it a summary
+    fact."""
     reports: list[Report] = []
     params: list[int] = []
-    if cookie.secure is not True:
+    named = get_entry(cookie, "#name")
+    name = named.const if isinstance(named, Val) else None
+    if cookie.secure is False or (cookie.secure is None and api.sensitive_cookie(name)):
         reports.append(Report(614, note="cookie added without setSecure(true)"))
     if weak_random == "flow":
         for o in deep(cookie).origins:

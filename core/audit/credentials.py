@@ -326,6 +326,15 @@ def call_hits(
     return hits
 
 
+def credential_args(owner: str | None, name: str, args: list[Val]) -> list[Val]:
+    """What a call ``owner.name(args)`` takes as a password (``DriverManager.getConnection``'s
+    third argument ...): a password read off a plain network channel and used so travelled in
+    clear text (CWE-319, judged by the interpreter as a taint sink)."""
+    owner = owner or ""
+    specs = [spec for cls, spec in _CREDENTIAL_BY_NAME.get(name, ()) if owner.endswith(cls)]
+    return [args[pos] for pos, kind in specs if kind == PASSWORD and -len(args) <= pos < len(args)]
+
+
 def named_hits(name: str, v: Val, *, returned: bool = False) -> list[Hit]:
     """A predictable random value stored under a secret's name, or returned by a method named
     so (``String resetCode()``) (CWE-338)."""

@@ -114,6 +114,8 @@ def file_hits(root: Node) -> Iterator[tuple[Node, Hit]]:
         obj = child(n, "object")
         value = _cookie_value(n, name, args)
         what = secret(value) if value is not None else None
+        if what is None and value is not None and _secret_cookie_name(n, name, args):
+            what = None if _protected(value) else f"the value of cookie {text(args[0])}"
         if what is not None:
             yield n, Hit(315, f"{what} stored in a cookie in clear text", "medium")
         url = args[0] if args and _takes_url(n, name, obj) else None
@@ -129,6 +131,31 @@ def file_hits(root: Node) -> Iterator[tuple[Node, Hit]]:
             yield n, Hit(319, header, "medium")
         if name == "build" and _insecure_cookie_builder(n):
             yield n, Hit(614, "cookie built without secure(true)", "high")
+
+
+def _secret_cookie_name(n: Node, name: str, args: list[Node]) -> bool:
+    """``new Cookie("SecretMessage", v)``: a cookie whose name says it holds a secret."""
+    if len(args) < 2 or not (n.type == "object_creation_expression" or name == "from"):
+        return False
+    cookie = literal_of(args[0])
+    return cookie is not None and any(name_kind(w, SENSITIVE_NAMES) for w in words(cookie))
+
+
+def _protected(node: Node, depth: int = 0) -> bool:
+    """Whether ``node``'s value went through a digest, a cipher or a password hash."""
+    if depth > 8:
+        return False
+    if node.type == "method_invocation":
+        name, obj = _name(node), child(node, "object")
+        if _PROTECTING.search(name) or _hashes(name, obj):
+            return True
+        return any(_protected(a, depth + 1) for a in arguments(node)) or (
+            obj is not None and _protected(obj, depth + 1)
+        )
+    if node.type == "identifier":
+        known, value = single_value(node)
+        return known and value is not None and _protected(value, depth + 1)
+    return any(_protected(c, depth + 1) for c in node.named_children)
 
 
 def _insecure_cookie_builder(n: Node) -> bool:

@@ -304,6 +304,7 @@ class MethodRun:
             cands = project.methods_of(rtype, self.cls, name, len(args))
         owner, value_of = static_cls or rtype, partial(self.expr, env=env)
         self.an.record(self.fidx, n, credentials.call_hits(owner, name, args, arg_nodes, value_of))
+        self.sink(n, 319, credentials.credential_args(owner, name, args))
         if cands:
             holder = text(objn) if objn is not None and text(objn) in env else None
             return self.apply(n, best_overloads(cands, args), args, holder, env)
@@ -395,6 +396,7 @@ class MethodRun:
         args = closures.arguments(self, arg_nodes, None, env)
         hits = credentials.call_hits(typ, "<init>", args, arg_nodes, partial(self.expr, env=env))
         self.an.record(self.fidx, n, hits)
+        self.sink(n, 319, credentials.credential_args(typ, "<init>", args))
         body = child(n, "body") or next((c for c in children(n) if c.type == "class_body"), None)
         if body is not None:  # an anonymous class: its methods run here, on what they capture
             return mix([*map(deep, args), *closures.anonymous_class(self, body, env)], typ)

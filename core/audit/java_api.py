@@ -496,3 +496,16 @@ def short_key(alg: object, bits: object) -> str:
         return ""
     least = MIN_KEY_BITS.get(alg.strip().upper())
     return f"{alg} key of {bits} bits (at least {least})" if least and bits < least else ""
+
+
+# Cookie names that carry a session, a login or a secret: without Secure, one sent over plain
+# HTTP gives them away (a theme or a language cookie does not matter).
+_SENSITIVE_COOKIE = re.compile(
+    r"sess|sid|auth|token|jwt|remember|login|secret|passw|credential|key|csrf|xsrf|sso|saml",
+    re.I,
+)
+
+
+def sensitive_cookie(name: object) -> bool:
+    """Whether a cookie so named (None: a name the code computes) needs the Secure flag."""
+    return not isinstance(name, str) or bool(_SENSITIVE_COOKIE.search(name))

@@ -300,6 +300,8 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
     out = mix(parts, typ or api.RESULT_TYPES.get(name))
     if name in api.NUMERIC_RESULTS:
         return as_number(out)
+    if recv is not None and recv.typ == "Cipher" and name == "doFinal":
+        return sanitize(out, frozenset({319}))  # decrypted: it did not travel in clear text
     if recv is not None and (recv.typ, name) in api.OWN_BYTES:
         return sanitize(out, frozenset({502}))
     if name in api.TEXT_ASSEMBLY:
@@ -325,4 +327,7 @@ def new_object(typ: str, args: list[Val]) -> Val:
         return Val(elems=(), typ=typ)
     if typ in api.FRESH_MAPS and not args:
         return Val(entries=(), typ=typ)
+    if typ == "Cookie" and len(args) == 2:  # its name and value, as its getters read them
+        whole = mix([deep(a) for a in args], typ)
+        return replace(whole, entries=(("#name", args[0]), ("#value", args[1])))
     return mix([deep(a) for a in args], typ)

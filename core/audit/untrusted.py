@@ -66,8 +66,8 @@ KINDS: dict[str, KindInfo] = {
     "network": KindInfo(
         "network input read",
         "sockets (client and server), URL connections, URL.openStream, HTTP client bodies,"
-        " datagrams",
-        (*_INJECTION, 502),
+        " datagrams (a password read so and used as one travelled in clear text: CWE-319)",
+        (*_INJECTION, 502, 319),
     ),
     "console": KindInfo(
         "console input read", "System.in, Console.readLine/readPassword", _INJECTION, local=True
