@@ -5,7 +5,7 @@ index, interprets each method once (callee summaries first) and returns the find
 built-in rule pack. ``to_sarif`` and ``to_csv`` write them out.
 
 The modules, each importing only those named before it: ``java`` (the tree-sitter adapter),
-``java_api`` and ``untrusted`` (the engine's knowledge of the Java library and the catalog of
+``java_api``, ``untrusted`` and ``judgements`` (the engine's knowledge of the Java library and the catalog of
 sources, as data), ``model`` and ``rules``
 (results, the rule pack), ``fold``, ``values``, ``project`` (the class index); pure helpers:
 ``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``, ``credentials``

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import java_api as api
+from . import judgements as judge
 from .values import RANDOM, Origin, Val, deep, get_entry
 
 _ALG_FACTORIES = frozenset({"MessageDigest", "Cipher", "KeyGenerator", "SecretKeyFactory"})
@@ -62,7 +63,7 @@ def check_call(
     if name == "getInstance" and owner == "KeyPairGenerator" and args:
         return CallRule(Val(const=args[0].const, typ=owner))  # the algorithm, for initialize
     if name == "initialize" and owner == "KeyPairGenerator" and recv is not None and args:
-        short = api.short_key(recv.const, args[0].const)
+        short = judge.short_key(recv.const, args[0].const)
         return CallRule(None, (Report(326, note=short),) if short else ())
     if name == "getInstance" and owner in _ALG_FACTORIES:
         alg = args[0].const if args else None
@@ -70,7 +71,7 @@ def check_call(
         reports = (Report(cwe, note=f"algorithm {alg!r}"),) if cwe is not None else ()
         return CallRule(Val(typ=owner), reports)
     if owner == "DigestUtils" and (
-        api.WEAK_DIGEST_UTILS.match(name) or name in _WEAK_DIGEST_GETTERS
+        judge.WEAK_DIGEST_UTILS.match(name) or name in _WEAK_DIGEST_GETTERS
     ):
         return CallRule(None, (Report(328, note=f"DigestUtils.{name}"),))
     if static_cls is not None and (static_cls, name) in _RANDOM_STATICS:
@@ -103,8 +104,8 @@ def weak_algorithm(owner: str | None, alg: object) -> int | None:
     if not isinstance(alg, str):
         return None
     if owner == "MessageDigest":
-        return 328 if api.weak_digest(alg) else None
-    return 327 if api.weak_cipher(alg, cipher=owner == "Cipher") else None
+        return 328 if judge.weak_digest(alg) else None
+    return 327 if judge.weak_cipher(alg, cipher=owner == "Cipher") else None
 
 
 def _cookie(cookie: Val, weak_random: str) -> CallRule:
@@ -116,7 +117,7 @@ def _cookie(cookie: Val, weak_random: str) -> CallRule:
     params: list[int] = []
     named = get_entry(cookie, "#name")
     name = named.const if isinstance(named, Val) else None
-    if cookie.secure is False or (cookie.secure is None and api.sensitive_cookie(name)):
+    if cookie.secure is False or (cookie.secure is None and judge.sensitive_cookie(name)):
         reports.append(Report(614, note="cookie added without setSecure(true)"))
     if weak_random == "flow":
         for o in deep(cookie).origins:

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from . import guards
 from .java import Node, child, children, text
-from .project import ClassInfo, MethodInfo, best_overloads
+from .project import ClassInfo, MethodInfo, best_overloads, named_class
 from .scan import Analyzer
 from .values import CLEAN, Env, Origin, Val, deep, join, mix, sanitize
 
@@ -57,9 +57,19 @@ def filtered(run: Run, nodes: list[Node], recv: Val, env: Env) -> Val | None:
     return sanitize(recv, kept.safe) if kept.safe else None
 
 
-def mapped(nodes: list[Node]) -> bool:
-    """Whether a call's only argument is a function (``map(x -> ...)``, ``map(Parser::parse)``)."""
-    return len(nodes) == 1 and nodes[0].type in _FUNCTIONS
+def streamed(
+    run: Run, name: str, nodes: list[Node], recv: Val | None, args: list[Val], env: Env
+) -> Val | None:
+    """The result of ``recv.filter(f)`` when ``f`` is a guard, of ``recv.map(f)`` (what ``f``
+    returns); None for any other call."""
+    if recv is None:
+        return None
+    if name == "filter":
+        return filtered(run, nodes, recv, env)
+    if name in MAPPERS and len(nodes) == 1 and nodes[0].type in _FUNCTIONS:
+        f = args[0]
+        return Val(deep(f).origins, typ=recv.typ, norm=f.norm)
+    return None
 
 
 # Types that write through to (or read from) the object they are constructed over.
@@ -78,6 +88,8 @@ class Run(Protocol):
 
     def read_field(self, name: str) -> Val: ...
 
+    def write_field(self, name: str, v: Val) -> None: ...
+
     def store(self, owner: ClassInfo, name: str, v: Val) -> None: ...
 
     def expr(self, n: Node | None, env: Env) -> Val: ...
@@ -87,8 +99,6 @@ class Run(Protocol):
     def apply(self, n: Node, cands: list[MethodInfo], args: list[Val]) -> Val: ...
 
     def sink(self, n: Node, cwe: int, vals: list[Val]) -> None: ...
-
-    def candidates(self, target: Node, name: str, arity: int, env: Env) -> list[MethodInfo]: ...
 
 
 def arguments(run: Run, nodes: list[Node], recv: Val | None, env: Env) -> list[Val]:
@@ -138,10 +148,19 @@ def method_reference(run: Run, n: Node, bound: Val, env: Env) -> Val:
     if name in guards.NORMALIZERS:  # `map(Path::normalize)`
         return replace(bound, norm=True)
     for arity in (1, 0):
-        cands = run.candidates(kids[0], name, arity, env)
+        cands = _candidates(run, kids[0], name, arity, env)
         if cands:
             return run.apply(n, best_overloads(cands, [bound] * arity), [bound] * arity)
     return bound
+
+
+def _candidates(run: Run, target: Node, name: str, arity: int, env: Env) -> list[MethodInfo]:
+    """The project methods ``target::name`` may name."""
+    project = run.an.project
+    if target.type == "this":
+        return project.enclosing_methods(run.cls, name, arity)
+    typ = named_class(target, run.cls, env) or run.expr(target, env).typ
+    return project.methods_of(typ, run.cls, name, arity)
 
 
 def anonymous_class(run: Run, body: Node, env: Env) -> list[Val]:

@@ -302,9 +302,7 @@ class MethodRun:
         else:
             rtype = static_cls or (recv.typ if recv is not None else None)
             cands = project.methods_of(rtype, self.cls, name, len(args))
-        owner, value_of = static_cls or rtype, partial(self.expr, env=env)
-        self.an.record(self.fidx, n, credentials.call_hits(owner, name, args, arg_nodes, value_of))
-        self.sink(n, 319, credentials.credential_args(owner, name, args))
+        self._secrets(n, static_cls or rtype, name, args, arg_nodes, env)
         if cands:
             holder = text(objn) if objn is not None and text(objn) in env else None
             return self.apply(n, best_overloads(cands, args), args, holder, env)
@@ -317,13 +315,9 @@ class MethodRun:
         entered = inputs.entering(self, n, name, static_cls, rtype, objn, recv, env)
         if entered is not None:
             return entered
-        if name == "filter" and recv is not None:
-            passed = closures.filtered(self, arg_nodes, recv, env)
-            if passed is not None:
-                return passed
-        if name in closures.MAPPERS and recv is not None and closures.mapped(arg_nodes):
-            f = args[0]  # `stream.map(f)`: what f returns
-            return Val(deep(f).origins, typ=recv.typ, norm=f.norm)
+        streamed = closures.streamed(self, name, arg_nodes, recv, args, env)
+        if streamed is not None:
+            return streamed
         random = Origin.random(self.fidx, line_of(n))
         rule = checks.check_call(name, static_cls, rtype, args, random, self.an.weak_random, recv)
         if rule is not None:
@@ -336,23 +330,17 @@ class MethodRun:
         path = library.receiver_path(objn, env)
         if path is not None and (settings := inputs.loaded(self, n, name, rtype, path, args)):
             changed[path] = settings
-        for key, v in changed.items():
-            head, _, fld = key.partition(".")
-            if not fld:
-                env[key] = v
-            elif head == "this":
-                self.write_field(fld, v)
-            else:
-                objects.set_member(self, head, fld, v, env)
+        objects.update(self, changed, env)
         return value
 
-    def candidates(self, target: Node, name: str, arity: int, env: Env) -> list[MethodInfo]:
-        """The project methods ``target::name`` may name (a method reference)."""
-        project = self.an.project
-        if target.type == "this":
-            return project.enclosing_methods(self.cls, name, arity)
-        typ = named_class(target, self.cls, env) or self.expr(target, env).typ
-        return project.methods_of(typ, self.cls, name, arity)
+    def _secrets(
+        self, n: Node, owner: str | None, name: str, args: list[Val], nodes: list[Node], env: Env
+    ) -> None:
+        """A call that takes a password or key: a literal there, a predictable random value,
+        a password read off the network (:mod:`.credentials`)."""
+        hits = credentials.call_hits(owner, name, args, nodes, partial(self.expr, env=env))
+        self.an.record(self.fidx, n, hits)
+        self.sink(n, 319, credentials.credential_args(owner, name, args))
 
     def _record(self, n: Node, rule: checks.CallRule) -> None:
         """Record the findings and summary facts of a call with a rule of its own at ``n``."""
@@ -394,9 +382,7 @@ class MethodRun:
         typ = syn.declared_type(n)
         arg_nodes = syn.arguments(n)
         args = closures.arguments(self, arg_nodes, None, env)
-        hits = credentials.call_hits(typ, "<init>", args, arg_nodes, partial(self.expr, env=env))
-        self.an.record(self.fidx, n, hits)
-        self.sink(n, 319, credentials.credential_args(typ, "<init>", args))
+        self._secrets(n, typ, "<init>", args, arg_nodes, env)
         body = child(n, "body") or next((c for c in children(n) if c.type == "class_body"), None)
         if body is not None:  # an anonymous class: its methods run here, on what they capture
             return mix([*map(deep, args), *closures.anonymous_class(self, body, env)], typ)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from . import fold, guards, untrusted
 from . import java_api as api
+from . import judgements as judge
 from .java import Node, child, text
 from .untrusted import SourceKind
 from .values import CLEAN, MISSING, Env, Val, as_number, assembled, deep, get_entry, mix, sanitize
@@ -307,10 +308,10 @@ def _generic_result(name: str, static_cls: str | None, recv: Val | None, args: l
     if name in api.TEXT_ASSEMBLY:
         return assembled(out)
     if name == "replaceAll" and len(args) == 2:
-        kept = api.stripped_safe(args[0].const, args[1].const)
+        kept = judge.stripped_safe(args[0].const, args[1].const)
         if kept:
             return sanitize(out, kept)
-    if name in api.REPLACERS and args and api.strips_line_breaks(args[0].const):
+    if name in api.REPLACERS and args and judge.strips_line_breaks(args[0].const):
         return sanitize(out, frozenset({113}))
     if name in guards.LAST_ELEMENT or (
         name == "getName" and recv is not None and recv.typ == "File"

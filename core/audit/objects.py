@@ -58,6 +58,19 @@ def set_member(run: Run, var: str, fld: str, v: Val, env: Env) -> None:
         run.store(owner, fld, v)
 
 
+def update(run: Run, changed: Env, env: Env) -> None:
+    """Store what a call changed (keyed as :func:`.library.receiver_path` names it): a local
+    variable, a field of this object, or a field of a local object."""
+    for key, v in changed.items():
+        head, _, fld = key.partition(".")
+        if not fld:
+            env[key] = v
+        elif head == "this":
+            run.write_field(fld, v)
+        else:
+            set_member(run, head, fld, v, env)
+
+
 def field_of(run: Run, typ: str | None, name: str) -> ClassInfo | None:
     """The project class of type ``typ`` that declares field ``name``."""
     for c in run.an.project.classes(typ, run.cls) if typ else []:
