@@ -5,16 +5,15 @@ index, interprets each method once (callee summaries first) and returns the find
 built-in rule pack. ``to_sarif`` and ``to_csv`` write them out.
 
 The modules, each importing only those named before it: ``java`` (the tree-sitter adapter),
-``java_api``, ``untrusted`` and ``judgements`` (the engine's knowledge of the Java library and the catalog of
-sources, as data), ``model`` and ``rules``
+``java_api``, ``untrusted`` and ``judgements`` (the engine's knowledge of the Java library, the
+catalog of sources, and judgements on constant arguments, as data), ``model`` and ``rules``
 (results, the rule pack), ``fold``, ``values``, ``project`` (the class index); pure helpers:
 ``guards``, ``operators``, ``checks``, ``summary``, ``syntax``, ``library``, ``credentials``
 (hard-coded secrets, predictable random secrets), ``exposure`` (secrets in cookies and on
 plain channels); ``scan`` (the state one run shares, and how a finding is recorded); functions
 over a method run: ``closures`` (lambdas, method references, anonymous classes, wrapping
-streams), ``objects`` (fields and object slots), ``control`` (loops, switches, try
-statements) and ``inputs`` (where outside data enters at a call); ``interpreter`` (``MethodRun``,
-the one class
+streams), ``objects`` (fields and object slots), ``control`` (loops, switches, try) and
+``inputs`` (where outside data enters at a call); ``interpreter`` (``MethodRun``, the one class
 that walks a method body); ``writers`` (SARIF, CSV). tests/test_audit_imports.py keeps the
 imports free of cycles.
 """
