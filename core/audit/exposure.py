@@ -67,7 +67,7 @@ _STREAM_WRAPPERS = frozenset(
     | {"BufferedOutputStream", "ObjectOutputStream"}
 )
 _PLAIN_SOCKETS = frozenset({"Socket"})  # SSLSocket is the TLS one
-_CHANNEL_VIEWS = frozenset({"getOutputStream", "openConnection"})
+_CHANNEL_VIEWS = frozenset({"getOutputStream", "openConnection", "toURL"})
 _WRITES = frozenset(
     {"write", "print", "println", "printf", "format", "append", "writeBytes", "writeUTF"}
     | {"writeChars", "writeObject"}
@@ -336,6 +336,14 @@ def plain_channel(node: Node | None, depth: int = 0) -> str | None:
         if name in _CHANNEL_VIEWS:
             return plain_channel(obj, depth + 1)
         made = "".join(text(obj).split()) if obj is not None else ""
+        args = arguments(node)
+        if (
+            name == "create"
+            and made.rsplit(".", 1)[-1] == "URI"
+            and args
+            and _http_host(url_text(args[0]))
+        ):
+            return "an http:// connection"  # `URI.create("http://...").toURL()`
         if name == "createSocket" and made.endswith("SocketFactory.getDefault()"):
             return None if "SSL" in made else "a plain Socket"
     return None
