@@ -9,8 +9,9 @@ branch where such a check holds the path is clean for CWE-22.
 
 A ``name.contains("..")`` check is deliberately not a guard: it leaves absolute names
 (``Path.resolve("/etc/passwd")`` and ``new File(name)`` escape any base) and is often made
-before the value is decoded, so a path checked only that way is still reported. Membership in a collection the attacker
-does not fill, or equality with a literal, proves the value is one the program chose.
+before the value is decoded, so a path checked only that way is still reported. Membership
+in a collection the attacker does not fill, equality with a literal, or a whole-value regex
+that admits no separators proves the value is one the program chose.
 """
 
 from __future__ import annotations
@@ -133,10 +134,6 @@ def _call_fact(cond: Node) -> list[Fact]:
     params = children(args) if args is not None else []
     if obj is None or len(params) > 1:
         return []
-    if name in MEMBERSHIP and params[0].type == "identifier":
-        if obj.type in ("identifier", "field_access"):
-            return [("member", text(params[0]), obj)]
-        return []
     if name == "matches" and obj.type == "method_invocation" and not params:
         # `HOST.matcher(host).matches()`: a compiled allow-list regex
         matcher_args = child(obj, "arguments")
@@ -146,6 +143,10 @@ def _call_fact(cond: Node) -> list[Fact]:
             return [("pattern", text(inner[0]), compiled)] if inner[0].type == "identifier" else []
         return []
     if not params:
+        return []
+    if name in MEMBERSHIP and params[0].type == "identifier":
+        if obj.type in ("identifier", "field_access"):
+            return [("member", text(params[0]), obj)]
         return []
     if name == "matches" and obj.type == "identifier" and params[0].type == "string_literal":
         pattern = text(params[0])[1:-1].replace("\\\\", "\\")
