@@ -30,6 +30,35 @@ MAPPERS = frozenset(
 )
 
 
+# Types that write through to (or read from) the object they are constructed over.
+_WRAPPERS = ("Stream", "Writer", "Reader", "Channel", "Formatter", "Scanner")
+
+
+class Run(Protocol):
+    """What of the interpreter's method run the functions here use."""
+
+    an: Analyzer
+    cls: ClassInfo
+    fidx: int
+    returns: list[Val]
+    breaks: list[Env | None]
+    wraps: dict[str, set[str]]
+
+    def read_field(self, name: str) -> Val: ...
+
+    def write_field(self, name: str, v: Val) -> None: ...
+
+    def store(self, owner: ClassInfo, name: str, v: Val) -> None: ...
+
+    def expr(self, n: Node | None, env: Env) -> Val: ...
+
+    def stmt(self, n: Node, env: Env) -> Env | None: ...
+
+    def apply(self, n: Node, cands: list[MethodInfo], args: list[Val]) -> Val: ...
+
+    def sink(self, n: Node, cwe: int, vals: list[Val]) -> None: ...
+
+
 def filtered(run: Run, nodes: list[Node], recv: Val, env: Env) -> Val | None:
     """What passes ``recv.filter(f)`` when ``f`` is a guard (:mod:`.guards`): nothing tainted
     for an allow-list (``filter(ALLOWED::contains)``, ``filter(s -> s.matches("[a-z]+"))``),
@@ -70,35 +99,6 @@ def streamed(
         f = args[0]
         return Val(deep(f).origins, typ=recv.typ, norm=f.norm)
     return None
-
-
-# Types that write through to (or read from) the object they are constructed over.
-_WRAPPERS = ("Stream", "Writer", "Reader", "Channel", "Formatter", "Scanner")
-
-
-class Run(Protocol):
-    """What of the interpreter's method run the functions here use."""
-
-    an: Analyzer
-    cls: ClassInfo
-    fidx: int
-    returns: list[Val]
-    breaks: list[Env | None]
-    wraps: dict[str, set[str]]
-
-    def read_field(self, name: str) -> Val: ...
-
-    def write_field(self, name: str, v: Val) -> None: ...
-
-    def store(self, owner: ClassInfo, name: str, v: Val) -> None: ...
-
-    def expr(self, n: Node | None, env: Env) -> Val: ...
-
-    def stmt(self, n: Node, env: Env) -> Env | None: ...
-
-    def apply(self, n: Node, cands: list[MethodInfo], args: list[Val]) -> Val: ...
-
-    def sink(self, n: Node, cwe: int, vals: list[Val]) -> None: ...
 
 
 def arguments(run: Run, nodes: list[Node], recv: Val | None, env: Env) -> list[Val]:
