@@ -144,7 +144,7 @@ class Project:
         for p in children(plist) if plist is not None else []:
             if p.type not in ("formal_parameter", "spread_parameter"):
                 continue
-            annos = [text(child(a, "name")) for a in _annotations(p)]
+            annos = [_simple(text(child(a, "name"))) for a in _annotations(p)]
             if p.type == "spread_parameter":
                 varargs = True
                 tnode = next((c for c in children(p) if c.type.endswith("type")), None)
@@ -156,7 +156,7 @@ class Project:
         mods = next((c for c in children(node) if c.type == "modifiers"), None)
         static = mods is not None and "static" in text(mods).split()
         marks = tuple(
-            text(child(a, "name"))
+            _simple(text(child(a, "name")))
             for a in (children(mods) if mods is not None else [])
             if a.type in ("annotation", "marker_annotation")
         )
@@ -289,3 +289,8 @@ def _local_classes(n: Node) -> Iterator[Node]:
             yield c
         elif c.type not in ("class_body", "lambda_expression"):
             yield from _local_classes(c)
+
+
+def _simple(name: str) -> str:
+    """``org.springframework...RequestParam`` -> ``RequestParam``."""
+    return name.rsplit(".", 1)[-1]

@@ -61,10 +61,14 @@ class Summary:
 
 
 def argument(args: list[Val], i: int, m: MethodInfo) -> Val:
-    """What a call passes as parameter ``i`` of ``m`` (all trailing arguments for varargs)."""
+    """What a call passes as parameter ``i`` of ``m`` (all trailing arguments for varargs); a
+    numeric parameter receives a number, whatever text the argument carried."""
     if m.varargs and i == len(m.params) - 1:
         return mix([deep(a) for a in args[i:]])
-    return deep(args[i]) if i < len(args) else CLEAN
+    if i >= len(args):
+        return CLEAN
+    numeric = i < len(m.params) and m.params[i][1] in api.NON_TEXT_TYPES
+    return as_number(deep(args[i])) if numeric else deep(args[i])
 
 
 def returned(s: Summary | None, m: MethodInfo, args: list[Val]) -> Val:
