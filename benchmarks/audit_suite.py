@@ -31,27 +31,16 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from zhixing.core.audit import audit_tree
 from zhixing.core.audit.java import child, line_of, parse, text, walk
+from zhixing.core.audit.untrusted import SourceKind
 
 SUITE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "audit_suite"
 KEY = "expected.csv"
-SOURCES = (
-    "request",
-    "environment",
-    "system-property",
-    "properties-file",
-    "file",
-    "network",
-    "console",
-    "database",
-    "deserialization",
-    "message",
-    "command-line",
-    "none",
-)
+# The engine's source kinds (core/audit/untrusted.py), and "none" for a weakness without a flow.
+SOURCES = (*get_args(SourceKind), "none")
 FLOWS = (
     "local",
     "call",
