@@ -111,3 +111,22 @@ def test_a_field_read_before_the_method_that_writes_it_is_interpreted(tmp_path: 
     assert _audit(tmp_path, src) == [(4, "zhixing.cmdi.tainted-command")]
     # A flag that is never set keeps its branch dead.
     assert _audit(tmp_path, src.replace("armed = true;", "")) == []
+
+
+def test_code_nested_deeper_than_the_stack_is_skipped_not_fatal(tmp_path: Path) -> None:
+    # Generated code: a concatenation of thousands of terms, a builder chain as long.
+    terms = " + ".join(['"a"'] * 3000)
+    chain = "".join(['.append("a")'] * 3000)
+    (tmp_path / "Gen.java").write_text(
+        "class Gen {\n"
+        f"  String text(String x) {{ return {terms} + x; }}\n"
+        f"  String built() {{ return new StringBuilder(){chain}.toString(); }}\n"
+        "  void run(String cmd) throws Exception {\n"
+        '    Runtime.getRuntime().exec(System.getenv("CMD"));\n'
+        "  }\n"
+        "}\n"
+    )
+    result = audit_tree(tmp_path)
+    assert result.too_deep == ["Gen.java"]
+    # The file's other methods are still audited.
+    assert [(f.line, f.cwe) for f in result.findings] == [(5, 78)]

@@ -88,4 +88,7 @@ def audit_tree(
         if not an.stale:
             break
     findings = an.results()
-    return AuditResult(str(root), findings, len(paths), errors, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return AuditResult(
+        str(root), findings, len(paths), errors, seconds, too_deep=sorted(an.too_deep)
+    )

@@ -261,13 +261,19 @@ def _first_secret(nodes: Sequence[Node | None], depth: int) -> str | None:
 
 
 def _concat_parts(node: Node) -> list[Node]:
-    """The operands of a ``+`` chain, left to right."""
-    if node.type == "binary_expression" and text(child(node, "operator")) == "+":
-        left, right = child(node, "left"), child(node, "right")
-        return [*(_concat_parts(left) if left else []), *(_concat_parts(right) if right else [])]
-    if node.type == "parenthesized_expression" and node.named_children:
-        return _concat_parts(node.named_children[0])
-    return [node]
+    """The operands of a ``+`` chain, left to right (walked with a stack of its own: generated
+    code concatenates thousands of terms)."""
+    out: list[Node] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n.type == "binary_expression" and text(child(n, "operator")) == "+":
+            todo.extend(x for x in (child(n, "right"), child(n, "left")) if x is not None)
+        elif n.type == "parenthesized_expression" and n.named_children:
+            todo.append(n.named_children[0])
+        else:
+            out.append(n)
+    return out
 
 
 def url_text(node: Node | None, depth: int = 0) -> str:

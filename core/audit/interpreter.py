@@ -39,7 +39,12 @@ def method_summary(an: Analyzer, m: MethodInfo) -> Summary | None:
         return an.summaries[m.key]
     an.summaries[m.key] = None
     run = MethodRun(an, m)
-    ret = run.run()
+    try:
+        ret = run.run()
+    except RecursionError:  # an expression nested deeper than Python's stack (generated code)
+        an.too_deep.add(an.project.files[m.cls.file_idx].path)
+        an.summaries[m.key] = Summary(CLEAN, frozenset())
+        return an.summaries[m.key]
     got = set(run.ret_fields)
     getter = got.pop() if len(got) == 1 else None
     s = Summary(ret, frozenset(run.param_sinks), frozenset(run.param_fields), getter)

@@ -50,3 +50,6 @@ class AuditResult:
     files_scanned: int = 0
     parse_errors: list[str] = field(default_factory=list)  # files whose tree has ERROR nodes
     seconds: float = 0.0
+    # files with a method whose expressions nest deeper than the interpreter follows (generated
+    # code: a concatenation of thousands of terms); the rest of the file is still audited
+    too_deep: list[str] = field(default_factory=list)

@@ -283,12 +283,15 @@ def _annotations(param: Node) -> list[Node]:
 
 
 def _local_classes(n: Node) -> Iterator[Node]:
-    """Classes declared inside a method body (not inside another class or a lambda there)."""
-    for c in children(n):
+    """Classes declared inside a method body (not inside another class or a lambda there).
+    Walked with a stack of its own: a body may nest deeper than Python's call stack."""
+    todo = list(reversed(children(n)))
+    while todo:
+        c = todo.pop()
         if c.type in ("class_declaration", "local_class_declaration", "record_declaration"):
             yield c
         elif c.type not in ("class_body", "lambda_expression"):
-            yield from _local_classes(c)
+            todo.extend(reversed(children(c)))
 
 
 def _simple(name: str) -> str:

@@ -50,6 +50,7 @@ class Analyzer:
         # methods that read it run again (audit_tree), so a write in one method reaches a read
         # in another whatever the order they were summarised in.
         self.read: set[tuple[int, int, str]] = set()
+        self.too_deep: set[str] = set()  # files with a method nested too deep to follow
         self.stale = False
         self._classes = {(c.file_idx, c.node.start_byte): c for c in project.classes_all()}
         # The structural tier's evidence: which method parameter each such finding rests on,
