@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .models import Hit
+from .text.navigation import is_navigation
 from .text.question_words import held_terms, is_kind_term
 from .text.sentence_cuts import clip
 from .text.sentences import hit_sentences
@@ -41,13 +42,16 @@ def candidates(
     """The hits' whole sentences (core/text/sentences.py) and the key terms each one holds.
 
     Headings, labels and lead-ins are not sentences; scope notes ("本标准适用于…") are left out
-    unless the question asks about scope. A sentence holds the terms of the heading it stands
+    unless the question asks about scope, and so are navigation chunks (a table of contents, an
+    index: core/text/navigation.py). A sentence holds the terms of the heading it stands
     under as well: under "4 会话管理", "空闲会话在 15 分钟后失效" is about session management.
     """
     wanted = tuple(terms)
     out: list[Candidate] = []
     seen: set[str] = set()
     for index, hit in enumerate(hits):
+        if is_navigation(hit.text):
+            continue  # a table of contents or an index names topics, says nothing of them
         for sentence in hit_sentences(hit, scope_ok=scope_ok):
             key = " ".join(sentence.text.split())
             if key in seen:

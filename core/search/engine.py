@@ -22,6 +22,7 @@ from ..store import Catalog, VectorStore
 from ..store.analysis import bm25_text
 from ..store.graph import GraphStore
 from ..store.vectors import VectorHit
+from ..text.navigation import is_navigation
 from .fusion import (
     LINK_RANK,
     Fused,
@@ -43,6 +44,7 @@ __all__ = [
     "STRATEGIES",
     "StrategyLists",
     "SearchEngine",
+    "content_first",
     "parse_strategies",
 ]
 
@@ -160,11 +162,13 @@ class SearchEngine:
         fused = [hits[:top_k] for hits in fused]
         rows = self.catalog.chunks_by_id(sorted({f.item for hits in fused for f in hits}))
         return [
-            [
-                _hit(rows[f.item], f.score, f.ranks)
-                for f in hits
-                if f.item in rows and rows[f.item]["status"] == DocumentState.INDEXED
-            ]
+            content_first(
+                [
+                    _hit(rows[f.item], f.score, f.ranks)
+                    for f in hits
+                    if f.item in rows and rows[f.item]["status"] == DocumentState.INDEXED
+                ]
+            )
             for hits in fused
         ]
 
@@ -321,6 +325,16 @@ def _chunk_ids(hits: list[VectorHit], questions: dict[int, int]) -> list[int]:
         elif hit.kind == "question" and hit.ref_id in questions:
             seen.setdefault(questions[hit.ref_id], None)
     return list(seen)
+
+
+def content_first(hits: Sequence[Hit]) -> list[Hit]:
+    """The hits with navigation (a table of contents, an index: core/text/navigation.py) moved
+    after content, each part in its fused order. A contents page names every topic and matches
+    every question; it stays among the hits, findable, but below the passages that answer."""
+    navigation = [is_navigation(hit.text) for hit in hits]
+    return [h for h, nav in zip(hits, navigation, strict=True) if not nav] + [
+        h for h, nav in zip(hits, navigation, strict=True) if nav
+    ]
 
 
 def _hit(row: dict[str, Any], score: float, ranks: dict[str, int]) -> Hit:
