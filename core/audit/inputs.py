@@ -22,8 +22,9 @@ def fill(run: Run, n: Node, name: str, rtype: str | None, arg_nodes: list[Node],
         for a in arg_nodes:
             if a.type == "identifier" and text(a) in env:
                 env[text(a)] = mix([env[text(a)], here], env[text(a)].typ)
-    if untrusted.deserialises(name, rtype):
-        run.an.report(run.fidx, n, 502, Origin.source("message", run.fidx, line_of(n)), None)
+    outside = untrusted.deserialises(name, rtype)
+    if outside is not None:
+        run.an.report(run.fidx, n, 502, Origin.source(outside, run.fidx, line_of(n)), None)
 
 
 def entering(

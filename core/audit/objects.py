@@ -93,12 +93,21 @@ def made_here(an: Analyzer, init: Node | None, v: Val) -> bool:
 def on_holder(m: MethodInfo, s: Summary, args: list[Val], env: Env, holder: str) -> Val | None:
     """A project method run on local object ``holder``: the slots its summary sets, and the
     value of the slot it returns (a getter) when the object's data is known here."""
-    own = (m.cls.file_idx, m.cls.node.start_byte)
-    for pf in s.param_fields:
-        if pf.owner == own:
-            env[holder] = library.with_member(env[holder], pf.name, argument(args, pf.param, m))
+    env[holder], _ = _filled(env[holder], m, s, args)
     got = library.member(env[holder], s.ret_field) if s.ret_field else None
     return as_number(got) if got is not None and m.ret in api.NON_TEXT_TYPES else got
+
+
+def _filled(obj: Val, m: MethodInfo, s: Summary, args: list[Val]) -> tuple[Val, set[int]]:
+    """``obj`` with the slots a call of ``m`` (summary ``s``) fills from ``args``: the fields
+    of ``m``'s own class its parameters are stored in; and those parameters' positions."""
+    own = (m.cls.file_idx, m.cls.node.start_byte)
+    stored: set[int] = set()
+    for pf in s.param_fields:
+        if pf.owner == own:
+            obj = library.with_member(obj, pf.name, argument(args, pf.param, m))
+            stored.add(pf.param)
+    return obj, stored
 
 
 def construct(run: Run, n: Node, typ: str, ctors: list[MethodInfo], args: list[Val]) -> Val:
@@ -110,11 +119,8 @@ def construct(run: Run, n: Node, typ: str, ctors: list[MethodInfo], args: list[V
     if chosen:
         run.apply(n, chosen, args)
         s = run.an.summaries.get(chosen[0].key) if len(chosen) == 1 else None
-        m = chosen[0]
-        for pf in s.param_fields if s is not None else ():
-            if pf.owner == (m.cls.file_idx, m.cls.node.start_byte):
-                obj = library.with_member(obj, pf.name, argument(args, pf.param, m))
-                stored.add(pf.param)
+        if s is not None:
+            obj, stored = _filled(obj, chosen[0], s, args)
     elif (record := _record(run, typ)) is not None and len(args) == len(record.components):
         for i, name in enumerate(record.components):  # the canonical constructor
             obj = library.with_member(obj, name, args[i])

@@ -177,7 +177,7 @@ FILLERS: dict[tuple[str, str], SourceKind] = {
     ("DatagramSocket", "receive"): "network",
 }
 # Calls that deserialise outside bytes themselves (CWE-502 at the call).
-DESERIALIZING: frozenset[tuple[str, str]] = frozenset({("ObjectMessage", "getObject")})
+DESERIALIZING: dict[tuple[str, str], SourceKind] = {("ObjectMessage", "getObject"): "message"}
 # Static fields that are outside data.
 FIELD_SOURCES: dict[tuple[str, str], SourceKind] = {("System", "in"): "console"}
 # Calls that fill their receiver from an argument: ``props.load(stream)`` makes the receiver
@@ -230,6 +230,7 @@ def filler(name: str, rtype: str | None) -> SourceKind | None:
     return _of(FILLERS, name, rtype)
 
 
-def deserialises(name: str, rtype: str | None) -> bool:
-    """Whether ``recv.name()`` deserialises outside bytes itself (``ObjectMessage.getObject``)."""
-    return any(m == name and rtype and rtype.endswith(t) for t, m in DESERIALIZING)
+def deserialises(name: str, rtype: str | None) -> SourceKind | None:
+    """The kind of outside bytes ``recv.name()`` deserialises itself (``ObjectMessage
+    .getObject``: a message's), or None."""
+    return _of(DESERIALIZING, name, rtype)
