@@ -53,6 +53,9 @@ Metrics, per set:
   compared without spaces, punctuation or markup (a not-found answer contains nothing).
   Compared line by line, so two fragments on adjacent lines do not add up to a sentence.
 - `found`: the share answered at all.
+- `evidence`: the share whose hits (the top 10 the answer is written from) hold a reference
+  span at all: what `contains` could reach with this retrieval. A miss with the span in no hit
+  is the search's, not the answer's.
 - `headings`: the share of cited answer lines that are a heading of the corpus (a Markdown `#`
   line of the source files, its number included or not) or a table's header row. Goal 0.
 - `cut`: the share of cited lines that stop mid-sentence (the last character before `[n]` is a
@@ -508,6 +511,7 @@ def _marks(qs: QuestionSet, question: Question, answer: Any, hits: Sequence[Any]
     return {
         "contains": any(k and k in norm(line) for line in cited for k in keys),
         "found": bool(answer.found),
+        "evidence": any(k and k in norm(h.text) for h in hits for k in keys),
         "markup": any(_unbalanced(x) for x in cited) or _doubled(answer.answer, sources),
         "lines": len(cited),
         "headings": sum(_is_heading(x, qs.headings) for x in cited),
@@ -525,6 +529,7 @@ def _aggregate(marks: Sequence[dict[str, int]]) -> dict[str, Any]:
         "questions": len(marks),
         "contains": share("contains", n),
         "found": share("found", n),
+        "evidence": share("evidence", n),
         "headings": share("headings", lines),
         "cut": share("cut", lines),
         "markup": share("markup", n),
@@ -583,7 +588,7 @@ def load_answer(before: Path | None) -> Callable[..., Any]:
     return module.grounded_answer  # type: ignore[no-any-return]
 
 
-COLUMNS = ("questions", "contains", "found", "headings", "cut", "markup", "answer_ms")
+COLUMNS = ("questions", "contains", "found", "evidence", "headings", "cut", "markup", "answer_ms")
 
 
 def _rows(
@@ -605,15 +610,17 @@ def _summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = sum(r["questions"] for r in rows)
     lines = sum(r.get("lines", 0) for r in rows)
 
-    def mean(key: str, weight: str) -> float:
-        total = sum(r[weight] for r in rows)
-        return round(sum(r[key] * r[weight] for r in rows) / max(total, 1), 3)
+    def mean(key: str, weight: str, digits: int = 3) -> float | str:
+        if any(key not in r for r in rows):  # a run stored before the column was
+            return ""
+        total = sum(r.get(weight, 0) for r in rows)
+        return round(sum(r[key] * r.get(weight, 0) for r in rows) / max(total, 1), digits)
 
     return {
         "questions": n,
         "lines": lines,
-        **{c: mean(c, "questions") for c in ("contains", "found", "markup")},
-        "answer_ms": round(mean("answer_ms", "questions"), 1),
+        **{c: mean(c, "questions") for c in ("contains", "found", "evidence", "markup")},
+        "answer_ms": mean("answer_ms", "questions", 1),
         **{c: mean(c, "lines") for c in ("headings", "cut")},
     }
 
