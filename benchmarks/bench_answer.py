@@ -214,6 +214,7 @@ CHEATSHEET_QUESTIONS = [
         [
             "Use of Prepared Statements (with Parameterized Queries)",
             "use prepared statements with variable binding (aka parameterized queries)",
+            "should be built or re-written using parameterized queries, stored procedures",
         ],
         "en→en",
     ),
@@ -236,6 +237,8 @@ CHEATSHEET_QUESTIONS = [
         [
             "Framework Security Protections, Output Encoding, and HTML Sanitization will provide"
             " the best protection",
+            "Output encoding and HTML sanitization help address those gaps",
+            "all variables** go through validation and are then escaped or sanitized",
         ],
         "en→en",
     ),
@@ -268,6 +271,8 @@ CHEATSHEET_QUESTIONS = [
             "List allowed extensions. Only allow safe and critical extensions",
             "Validate the file type, don't trust the",
             "Set a file size limit",
+            "is applied before validating the extensions",
+            "as such cannot be trusted, as it is trivial to spoof",
         ],
         "en→en",
     ),
