@@ -25,8 +25,8 @@ is computed from them, so the figures of one run compare like with like.
   The last table is the share of `ask`'s questions the offline answer answers at all, per set,
   same-language and cross-lingual (issue 37; the README's "answered" column):
   `--sets asvs-en2zh,asvs-zh2en,asvs-terms,asvs-sections,cmrc2018-500,hotpotqa-100
-  --out quality-answered-after.json` (7 minutes on two shared cores; the figures before issue 37 point 4
-  are in quality-answered-before.json).
+  --out quality-answered-after.json` (7 minutes on two shared cores; the figures before issue
+  37 point 4 are in quality-answered-before.json).
 
 - `--embedding e5-small`: the builds use that embedding model (core/embed.py), and "shipped"
   means its own fusion constants (core/search/fusion.py `fusion_params`); results go to
