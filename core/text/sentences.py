@@ -11,7 +11,8 @@ evidence for the offline judge (core/ask/judge.py), docs/architecture.md §5 and
 - Not sentences: headings (Markdown `#` and setext, and the numbered titles, chapters and
   appendices the chunker knows: core/ingest/structure.heading_of), short lines without
   sentence punctuation that stand before a block (a title the parser did not mark), list
-  markers alone, a list item that is only a label, a table's header and separator rows, a lead-in
+  markers alone, a list item that is only a label or only a link to a place in the document (a
+  contents entry), a table's header and separator rows, a lead-in
   that ends with a colon, code blocks and HTML comments.
 - A table's data row is one sentence, read with its column headers: "3.2.1 验证……。（L1: ✓ ·
   CWE: 384）" (core/text/table_rows.py).
@@ -74,6 +75,7 @@ _LIST = re.compile(
     r"^(\s*)(?:[-*+•·▪●○◦](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*|[a-z][.)]\s+)"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_ANCHOR_LINK = re.compile(r"\[[^\]]+\]\(#[^)\s]*\)[.。]?")  # a link to a place in the text
 _TERMINAL = re.compile(r"[。！？；.!?;…]+[”’」』）)\]\"'*`]*$")
 _PUNCTUATED = re.compile(r"[。！？；.!?;:：，,、]\W*$")
 _INNER_END = re.compile(r"[。！？；]|[.!?]\s")
@@ -333,6 +335,8 @@ class _Reader:
     def _is_sentence(text: str, block: _Block, last: bool, pieces: int) -> bool:
         if _COLON_END.search(text) and (last or _units(text) <= _LEAD_UNITS):
             return False  # "要求如下：" introduces what follows and says nothing itself
+        if block.kind == "item" and _ANCHOR_LINK.fullmatch(text):
+            return False  # "- [Federated Identity Terms](#…)": a contents entry, not a statement
         if block.kind == "item" and pieces == 1 and not _ends_sentence(text):
             return _units(text) >= _ITEM_UNITS  # "- 会话管理" is a label, not a statement
         return not (pieces == 1 and block.kind == "prose" and _title_like(text, 12))

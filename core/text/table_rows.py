@@ -60,16 +60,9 @@ def row_line(cells: Sequence[str], head: Sequence[str]) -> str:
     statement = _statement(cells)
     if statement < 0:
         return " | ".join(_named(cells, names, range(len(cells))))
-    lead = [
-        _unwrapped(cells[n])
-        for n in range(statement)
-        if _IDENTIFIER.match(_unwrapped(cells[n]))
-    ]
-    rest = [
-        n
-        for n in range(len(cells))
-        if n != statement and not (n < statement and _IDENTIFIER.match(_unwrapped(cells[n])))
-    ]
+    leads = [n for n in range(statement) if _IDENTIFIER.match(_unwrapped(cells[n]))]
+    rest = [n for n in range(len(cells)) if n != statement and n not in leads]
+    lead = [_unwrapped(cells[n]) for n in leads]
     details = _named(cells, names, rest)
     text = " ".join([*lead, cells[statement]])
     if not details:
@@ -87,7 +80,7 @@ def _statement(cells: Sequence[str]) -> int:
     return longest if count_units(cells[longest]) >= _STATEMENT_UNITS else -1
 
 
-def _named(cells: Sequence[str], names: Sequence[str], columns: Sequence[int] | range) -> list[str]:
+def _named(cells: Sequence[str], names: Sequence[str], columns: Sequence[int]) -> list[str]:
     out: list[str] = []
     for n in columns:
         cell = cells[n]
