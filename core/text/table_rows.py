@@ -35,9 +35,10 @@ __all__ = ["row_cells", "row_line"]
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"\*\*|__|`")
-# A short name: starts with a letter, digit or CJK character; §, #, & and + occur in names
+# A short name: starts with a letter, digit, CJK character or § (the Chinese ASVS PDF heads
+# its NIST column "§"); §, #, & and + occur in names
 # ("NIST §", "C#", "R&D"). Sixteen characters hold "Level 1", "CWE", "安全要求", "NIST §".
-_NAME = re.compile(r"[\w\u3400-\u9fff][\w\u3400-\u9fff .()/（）§#&+-]{0,15}")
+_NAME = re.compile(r"[\w\u3400-\u9fff§][\w\u3400-\u9fff .()/（）§#&+-]{0,15}")
 _MARK = re.compile(r"^[\s✓✔✗✘×xX\-–—/]*$")
 # An identifier: a requirement or clause number, a short code ("3.3.2", "V3.2", "A01:2021").
 _IDENTIFIER = re.compile(r"^[A-Za-z]{0,4}\d+(?:[.\-:]\d+)*[A-Za-z]?$")
