@@ -299,7 +299,7 @@ def _render(
             n = numbers.setdefault(s.hit, len(numbers) + 1)
             cited.setdefault(s.hit, []).append(s)
             # "。[1]" in Chinese; a space where the sentence ends in a word or a number
-            # (a table row's "… | CWE: 384 [1]", English).
+            # (a table row's "… (L1: ✓ · CWE: 384) [1]", English).
             space = "" if chinese and _CJK_END.search(s.text) else " "
             lines.append(f"- {s.text}{space}[{n}]")
         blocks.append("\n".join(lines))

@@ -95,7 +95,7 @@ def test_a_tables_header_row_is_not_a_sentence_and_its_rows_carry_the_labels() -
         "| **3.2.1** | 验证应用程序在用户身份验证时，生成新的会话令牌。 | ✓ | | 384 |"
     )
     assert texts(table) == [
-        "**3.2.1** | 验证应用程序在用户身份验证时，生成新的会话令牌。 | L1: ✓ | CWE: 384"
+        "3.2.1 验证应用程序在用户身份验证时，生成新的会话令牌。（L1: ✓ · CWE: 384）"
     ]
 
 

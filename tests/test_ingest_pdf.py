@@ -14,6 +14,8 @@ import pytest
 
 from zhixing.core.errors import ParseError
 from zhixing.core.ingest import parse_file
+from zhixing.core.ingest.pdf import _drop_running_lines
+from zhixing.core.models import Page
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "data"
 IMAGE = "q 200 0 0 200 100 400 cm /Im1 Do Q\n"
@@ -303,3 +305,39 @@ def test_asvs_requirement_tables_match_the_answer_key() -> None:
     assert len(found) >= 0.98 * len(key)
     assert len(exact) >= 0.95 * len(key)
     assert len(levels) >= 0.95 * len(key)
+
+
+def test_a_running_header_a_table_took_in_as_a_row_is_removed() -> None:
+    """The table that ends a page can take the page's running header in as a row of cells; the
+    row is compared by its words and goes like the header on the other pages."""
+    table = "| # | Description | L1 |\n|---|---|---|\n"
+    pages = [
+        Page(1, f"Acme Baseline 4.0 1\nSessions rules.\n{table}| 1.1 | Verify tokens. | v |"),
+        Page(2, "| 1.2 | Verify cookies. | v |\n| Acme | Baseline 4.0 |  | 2 |"),
+        Page(3, "Acme Baseline 4.0 3\nLogging rules, kept for a year."),
+        Page(4, "Acme Baseline 4.0 4\nBackups rules, tested each month."),
+    ]
+    assert [p.text for p in _drop_running_lines(pages)] == [
+        f"Sessions rules.\n{table}| 1.1 | Verify tokens. | v |",
+        "| 1.2 | Verify cookies. | v |",
+        "Logging rules, kept for a year.",
+        "Backups rules, tested each month.",
+    ]
+
+
+def test_a_running_header_taken_for_a_tables_header_row_leaves_the_rows_to_run_on() -> None:
+    pages = [
+        Page(1, "Acme Baseline 4.0 1\n| # | Description |\n|---|---|\n| 1.1 | Verify tokens. |"),
+        Page(2, "| Acme | Baseline 4.0 2 |\n|---|---|\n| 1.2 | Verify cookies. |"),
+        Page(3, "Acme Baseline 4.0 3\nLogging rules, kept for a year."),
+        Page(4, "Acme Baseline 4.0 4\nBackups rules, tested each month."),
+    ]
+    assert _drop_running_lines(pages)[1].text == "| 1.2 | Verify cookies. |"
+
+
+@pytest.mark.shared_data
+def test_the_english_asvs_pdf_keeps_no_running_header_in_its_tables() -> None:
+    doc = parse_file(shared("docs", "asvs-4.0.3", "OWASP_ASVS_4.0.3-en.pdf"))
+    text = "\n".join(p.text for p in doc.pages)
+    assert "| OWASP | Application Security Verification Standard" not in text
+    assert "| 10.2.5 | Verify that the application source code" in text  # the rows stay

@@ -56,6 +56,48 @@ CHINESE_INDEX = """索引
 
 PAGE_FURNITURE = "12\n\n- 13 -\n\nPage 14 of 40\n\n第 15 页\n"
 
+# Contents without dot leaders or section numbers: plain titles and their pages, titles alone
+# under the contents title, and leaders whose page number the parser lost.
+PLAIN_CONTENTS = """Contents
+Frontispiece 7
+About the Standard 7
+Copyright and License 7
+Preface 8
+Using the ASVS 11
+"""
+
+TITLES_ALONE = """目录
+前言
+总则
+身份鉴别
+会话管理
+访问控制
+"""
+
+LOST_PAGES = """Frontispiece...............................................................
+About the Standard........................................................
+Copyright and License....................................................
+Project Leads................................................................
+"""
+
+# Lines that end in rising numbers, as plain contents lines do, but no contents title or
+# contents line anchors them: a list of settings.
+SETTINGS = """Limits
+Max retries 3
+Timeout 30
+Port 443
+Session length 900
+"""
+
+# A section named "Contents" that says something: its titles-alone run ends at the sentence.
+CONTENTS_SECTION = """## Contents
+
+The package holds three parts.
+Cable
+Charger
+Session tokens expire after 15 minutes and must be renewed on every login.
+"""
+
 PROSE = """## V3 Session Management
 
 Session tokens must be generated with at least 64 bits of entropy. The application
@@ -98,8 +140,21 @@ PLAIN_TABLE = """Rank Country Medals
         ENGLISH_INDEX,
         CHINESE_INDEX,
         PAGE_FURNITURE,
+        PLAIN_CONTENTS,
+        TITLES_ALONE,
+        LOST_PAGES,
     ],
-    ids=["en-contents", "zh-contents", "numbered-contents", "en-index", "zh-index", "pages"],
+    ids=[
+        "en-contents",
+        "zh-contents",
+        "numbered-contents",
+        "en-index",
+        "zh-index",
+        "pages",
+        "plain-titles",
+        "titles-alone",
+        "lost-pages",
+    ],
 )
 def test_contents_indexes_and_page_furniture_are_navigation(text: str) -> None:
     assert is_navigation(text)
@@ -107,8 +162,26 @@ def test_contents_indexes_and_page_furniture_are_navigation(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [PROSE, CHINESE_PROSE, MARKDOWN_TABLE, PLAIN_TABLE, "See page 12.", ""],
-    ids=["en-prose", "zh-prose", "markdown-table", "plain-table", "one-line", "empty"],
+    [
+        PROSE,
+        CHINESE_PROSE,
+        MARKDOWN_TABLE,
+        PLAIN_TABLE,
+        SETTINGS,
+        CONTENTS_SECTION,
+        "See page 12.",
+        "",
+    ],
+    ids=[
+        "en-prose",
+        "zh-prose",
+        "markdown-table",
+        "plain-table",
+        "settings",
+        "contents-section",
+        "one-line",
+        "empty",
+    ],
 )
 def test_prose_and_tables_are_content(text: str) -> None:
     assert not is_navigation(text)
@@ -178,3 +251,42 @@ def test_without_the_demotion_the_contents_would_lead(service) -> None:
     contents = next(h for h in hits if h.document == "contents.md")
     chapter = next(h for h in hits if h.document == "sessions.md")
     assert contents.score > chapter.score
+
+
+# --- running headers and footers of a PDF -----------------------------------------------------
+
+BASELINE_PAGES = [
+    "Session tokens are renewed at every login and expire after 15 minutes of inactivity.",
+    "Session tokens never appear in URLs; cookies carry them with the Secure attribute.",
+    "Passwords are hashed with Argon2id; the hash parameters are reviewed each year.",
+    "Audit logs keep every login and logout of a session for 180 days.",
+]
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[KnowledgeService]:
+    from tests.test_ingest_pdf import make_pdf, text
+
+    pages = [
+        text(72, 750, "Acme Session Security Baseline 4.0", 9)
+        + text(72, 700, body)
+        + text(300, 40, f"Acme Session Security Baseline 4.0 - page {n}", 9)
+        for n, body in enumerate(BASELINE_PAGES, start=1)
+    ]
+    where = tmp_path_factory.mktemp("baseline")
+    (where / "docs").mkdir()
+    (where / "docs" / "baseline.pdf").write_bytes(make_pdf(pages))
+    home = where / "home"
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        svc.kbs.create("kb")
+        svc.builds.add("kb", [where / "docs" / "baseline.pdf"])
+        yield svc
+
+
+def test_a_running_header_never_becomes_an_answer_line(baseline) -> None:
+    question = "When do session tokens expire?"
+    hits = baseline.search.query(question, ["kb"], top_k=10)
+    answer = grounded_answer(question, hits)
+    assert answer.found and "expire after 15 minutes" in answer.answer
+    assert "Baseline 4.0" not in answer.answer and "page" not in answer.answer
+    assert not any("Baseline 4.0" in h.text for h in hits)

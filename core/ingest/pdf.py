@@ -248,6 +248,7 @@ def _pages_phrase(numbers: Sequence[int]) -> str:
 
 
 _DIGITS = re.compile(r"\d+")
+_SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-{3,}")
 
 
 def _drop_running_lines(pages: list[Page]) -> list[Page]:
@@ -257,7 +258,7 @@ def _drop_running_lines(pages: list[Page]) -> list[Page]:
 
     def edges(page: Page) -> set[str]:
         lines = [ln.strip() for ln in page.text.split("\n") if ln.strip()]
-        return {_DIGITS.sub("#", ln) for ln in lines[:2] + lines[-2:]}
+        return {_edge_key(ln) for ln in lines[:2] + lines[-2:]}
 
     counts = Counter(key for page in pages for key in edges(page))
     running = {key for key, n in counts.items() if n >= max(3, 0.5 * len(pages))}
@@ -299,16 +300,29 @@ def _last_table_header(lines: list[str]) -> str | None:
     return None
 
 
+def _edge_key(line: str) -> str:
+    """A page's edge line as running headers are compared: numbers masked, and a table row read
+    as its cells' words. A table that runs to the page's edge can take the header line in as a
+    row ("| OWASP | Application Security Verification Standard 4.0.3 | | 52 |" on three pages of
+    the English ASVS PDF), which then matched no other page's header and stayed in the text."""
+    text = line.strip()
+    if text.startswith("|"):
+        text = " ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
+    return _DIGITS.sub("#", " ".join(text.split()))
+
+
 def _strip_edges(lines: list[str], running: set[str]) -> list[str]:
     lines = list(lines)
     for _ in range(2):
         while lines and not lines[0].strip():
             lines.pop(0)
-        if lines and _DIGITS.sub("#", lines[0].strip()) in running:
+        if lines and _edge_key(lines[0]) in running:
             lines.pop(0)
+            if lines and _SEPARATOR_ROW.match(lines[0]):
+                lines.pop(0)  # the header was taken for the table's header row: rows continue
         while lines and not lines[-1].strip():
             lines.pop()
-        if lines and _DIGITS.sub("#", lines[-1].strip()) in running:
+        if lines and _edge_key(lines[-1]) in running:
             lines.pop()
     while lines and not lines[0].strip():
         lines.pop(0)

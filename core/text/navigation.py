@@ -10,9 +10,14 @@ A chunk is navigation when most of its lines are navigation lines, read line by 
 NFKC (full-width digits and "．" become ASCII, "…" becomes "..."):
 
 - a contents line: a title, then dot leaders ("....", "……", "。。。。", "····") and a page
-  number; or a numbered title ("V3 Session Management 32", "第三章 会话管理 32",
+  number, or long leaders whose page number the parser lost ("Frontispiece..........");
+  or a numbered title ("V3 Session Management 32", "第三章 会话管理 32",
   "Chapter 3 Sessions 45") ending in a page number, counted only while those page numbers
   run in order, as a table of contents does and a table's numbers seldom do;
+- in a chunk that is already a table of contents (it has a contents title, leaders or numbered
+  contents lines): a plain title and its page number ("About the Standard 7", "会话管理 32"),
+  counted with the numbered ones, and, right under the contents title, titles alone (chapter
+  names without page numbers), until the first line that says something;
 - an index line: a short term, then page numbers after commas ("session tokens, 12, 34-36");
 - a page line: a page number alone or as a footer ("12", "- 12 -", "Page 3 of 40", "第 3 页");
 - a title of such a page ("Table of Contents", "Contents", "Index", "目录", "索引").
@@ -64,6 +69,19 @@ _TITLE = re.compile(
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.。!?！？]$")
+# Leaders that run to the line's end: a page number the parser lost. Ten dots at least, so a
+# sentence that trails off ("……" is six after NFKC) is never one.
+_BARE_LEADERS = re.compile(r"\S.*?(?:[.·。‧⋯_]\s?){10,}$")
+# A plain title and its page number: a capital or CJK start, no sentence punctuation, at most
+# 60 characters (ASVS's longest contents title is 58), then the page.
+_PLAIN = re.compile(rf"^[A-Z\u3400-\u9fff][^.。!?！？;；:：,，|]{{0,59}}?\s+({_PAGE})$")
+# A title alone: a capital, digit or CJK start, short, without sentence punctuation. (A
+# Markdown list of links to the document's own sections is not counted: the cheat sheets put
+# one under their introduction, and a chunk of both is content. Its items are no sentences,
+# core/text/sentences.py, so they never become answer lines either.)
+_TITLE_ALONE = re.compile(
+    r"^(?:[-*+]\s+|\d{1,3}[.)]\s+)?[A-Z0-9\u3400-\u9fff][^。!?！？;；:：,，|]{0,39}$"
+)
 
 
 def navigation_lines(text: str) -> tuple[int, int]:
@@ -73,8 +91,10 @@ def navigation_lines(text: str) -> tuple[int, int]:
     section's heading above whatever it holds.
     """
     total = navigation = 0
-    pages: list[int] = []  # the page numbers of numbered contents lines, in order
-    numbered = 0
+    pages: list[int] = []  # the page numbers of numbered and plain contents lines, in order
+    numbered = plain = alone = 0
+    anchored = False  # a contents title, leaders or a numbered contents line: a contents chunk
+    under_title = False  # right under a contents title, before any line that says something
     fenced = False
     for raw in text.splitlines():
         line = unicodedata.normalize("NFKC", raw).strip()
@@ -84,18 +104,37 @@ def navigation_lines(text: str) -> tuple[int, int]:
             continue
         total += 1
         if fenced or line.startswith("|"):
+            under_title = False
             continue
-        if _TITLE.match(line) or _PAGE_LINE.match(line) or _LEADERS.match(line):
+        if _TITLE.match(line):
             navigation += 1
+            anchored = under_title = True
+        elif _PAGE_LINE.match(line) or _LEADERS.match(line) or _BARE_LEADERS.match(line):
+            navigation += 1
+            anchored = anchored or not _PAGE_LINE.match(line)
         elif (found := _NUMBERED.match(line)) and not _SENTENCE_END.search(line[:-1].rstrip()):
             numbered += 1
+            anchored = True
+            if found.group(1).isdigit():
+                pages.append(int(found.group(1)))
+        elif found := _PLAIN.match(line):
+            plain += 1
             if found.group(1).isdigit():
                 pages.append(int(found.group(1)))
         elif _INDEX.match(line):
             navigation += 1
+        elif under_title and _TITLE_ALONE.match(line) and not _SENTENCE_END.search(line):
+            alone += 1
+        else:
+            under_title = False
     backsteps = sum(1 for a, b in zip(pages, pages[1:], strict=False) if b < a)
-    if numbered and backsteps <= _BACKSTEPS * max(1, len(pages) - 1):
+    in_order = backsteps <= _BACKSTEPS * max(1, len(pages) - 1)
+    if numbered and in_order:
         navigation += numbered
+    if plain and in_order and anchored:
+        navigation += plain
+    if anchored:
+        navigation += alone
     return navigation, total
 
 

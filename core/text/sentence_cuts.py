@@ -4,7 +4,8 @@
 A block's lines are joined into one text (CJK meets CJK without a space), with the offsets that
 lead back to the original; the text is cut at 。！？； and at . ! ? before a space, never inside a
 code span, a Markdown link or a short bracketed aside, nor after an abbreviation ("e.g."); and a
-piece, or a sentence clipped for display, drops the markup it left unpaired.
+piece, or a sentence clipped for display, drops the markup it left unpaired (a clipped one
+closes the brackets it cut through).
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ def clip(text: str, limit: int) -> str:
     soft = max((m.start() for m in _SOFT_CUT.finditer(cut)), default=-1)
     if soft > limit // 2:
         cut = cut[:soft]
-    return balanced(cut.rstrip(" ，、,;；:：")) + "…"
+    cut = balanced(cut.rstrip(" ，、,;；:：")) + "…"
+    # A table row's headers stand in brackets at its end (core/text/table_rows.py): a cut
+    # inside them closes what it opened, so no bracket is left open.
+    for opening, closing in ("（）", "()"):
+        cut += closing * max(0, cut.count(opening) - cut.count(closing))
+    return cut
 
 
 def join_lines(text: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:

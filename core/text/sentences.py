@@ -11,10 +11,11 @@ evidence for the offline judge (core/ask/judge.py), docs/architecture.md §5 and
 - Not sentences: headings (Markdown `#` and setext, and the numbered titles, chapters and
   appendices the chunker knows: core/ingest/structure.heading_of), short lines without
   sentence punctuation that stand before a block (a title the parser did not mark), list
-  markers alone, a list item that is only a label, a table's header and separator rows, a lead-in
+  markers alone, a list item that is only a label or only a link to a place in the document (a
+  contents entry), a table's header and separator rows, a lead-in
   that ends with a colon, code blocks and HTML comments.
-- A table's data row is one sentence: its cells joined by " | ", a short one with its column's
-  label ("L1: ✓", "CWE: 384").
+- A table's data row is one sentence, read with its column headers: "3.2.1 验证……。（L1: ✓ ·
+  CWE: 384）" (core/text/table_rows.py).
 - Each sentence keeps its markup balanced (an unpaired backtick or `**` is dropped) and its
   offsets in the original text, so a reader can highlight it inside the whole chunk.
 
@@ -36,6 +37,7 @@ from ..models import Hit
 from .chinese import CJK
 from .english import words
 from .sentence_cuts import balanced, join_lines, sentence_spans, source_offset
+from .table_rows import row_cells, row_line
 
 __all__ = [
     "Sentence",
@@ -73,6 +75,7 @@ _LIST = re.compile(
     r"^(\s*)(?:[-*+•·▪●○◦](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*|[a-z][.)]\s+)"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_ANCHOR_LINK = re.compile(r"\[[^\]]+\]\(#[^)\s]*\)[.。]?")  # a link to a place in the text
 _TERMINAL = re.compile(r"[。！？；.!?;…]+[”’」』）)\]\"'*`]*$")
 _PUNCTUATED = re.compile(r"[。！？；.!?;:：，,、]\W*$")
 _INNER_END = re.compile(r"[。！？；]|[.!?]\s")
@@ -81,8 +84,6 @@ _CLAUSE = re.compile(
     r"^(?:V\d+(?:\.\d+)*|\d+(?:\.\d+)+|第[一二三四五六七八九十百零〇\d]+[章节条款篇]"
     r"|附\s*录\s*[A-Z一二三四五六七八九十]?)[\s\u3000]*(?P<title>\D.*)$"
 )
-_LABEL = re.compile(r"[\w\u3400-\u9fff][\w\u3400-\u9fff .()/（）-]{0,15}")
-_MARK_CELL = re.compile(r"^[\s✓✔✗✘×xX\-–—/]*$")
 _LEAD_UNITS = 16  # a colon lead-in this short introduces what follows; a longer one says something
 _TITLE_UNITS = 24  # a line this short without sentence punctuation, standing alone, is a title
 _ITEM_UNITS = 8  # a list item shorter than this, without sentence punctuation, is a label
@@ -281,7 +282,7 @@ class _Reader:
         return index + 1
 
     def _row(self, start: int, line: str, before: str | None, after: str | None) -> None:
-        cells = _cells(line)
+        cells = row_cells(line)
         if _SEPARATOR_ROW.match(line):
             return
         if after is not None and _SEPARATOR_ROW.match(after):
@@ -293,7 +294,7 @@ class _Reader:
             if all(_title_like(c, 16) or not c for c in cells):
                 self.head = cells  # a header row without its separator: labels only
                 return
-        shown = balanced(" | ".join(_labelled(cells, self.head)))
+        shown = balanced(row_line(cells, self.head))
         if not shown:
             return
         lead = len(line) - len(line.lstrip())
@@ -334,28 +335,11 @@ class _Reader:
     def _is_sentence(text: str, block: _Block, last: bool, pieces: int) -> bool:
         if _COLON_END.search(text) and (last or _units(text) <= _LEAD_UNITS):
             return False  # "要求如下：" introduces what follows and says nothing itself
+        if block.kind == "item" and _ANCHOR_LINK.fullmatch(text):
+            return False  # "- [Federated Identity Terms](#…)": a contents entry, not a statement
         if block.kind == "item" and pieces == 1 and not _ends_sentence(text):
             return _units(text) >= _ITEM_UNITS  # "- 会话管理" is a label, not a statement
         return not (pieces == 1 and block.kind == "prose" and _title_like(text, 12))
-
-
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
-
-
-def _labelled(cells: list[str], head: list[str]) -> list[str]:
-    """A data row's cells, each short one with its column's label ("L1: ✓", "CWE: 384"); the
-    row's longest cell, its text, stands alone, and so does a cell under an unusable label."""
-    longest = max(range(len(cells)), key=lambda n: len(cells[n]), default=-1)
-    out: list[str] = []
-    for n, cell in enumerate(cells):
-        label = head[n] if n < len(head) else ""
-        usable = _LABEL.fullmatch(label) is not None and n != longest
-        if usable and cell:
-            out.append(f"{label}: {cell}")
-        elif cell and not _MARK_CELL.match(cell):
-            out.append(cell)
-    return out
 
 
 def _numbered_title(piece: str) -> bool:
