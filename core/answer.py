@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .answer_relevance import Relevance, builtin_relevance, relevance
 from .answer_reply import (
     MARKER,
     NOT_FOUND_EN,
@@ -27,7 +28,7 @@ from .answer_reply import (
     grounded_answer_variables,
     says_not_found,
 )
-from .answer_sentences import SENTENCE_CHARS, Candidate, candidates, pick
+from .answer_sentences import RELATED, SENTENCE_CHARS, Candidate, candidates, pick
 from .errors import LLMError, LLMOutputError
 from .llm.prompts import GROUNDED_ANSWER
 from .llm.protocol import StreamingLLM
@@ -130,6 +131,7 @@ def grounded_answer(
     offline_aspects: Sequence[str] | None = None,
     max_citations: int = 8,
     on_text: Callable[[str], None] | None = None,
+    scorer: Relevance | None = None,
 ) -> Answer:
     """Answer `question` only from `hits`, citing them inline; say "not found" when they can't.
 
@@ -138,11 +140,14 @@ def grounded_answer(
     `on_text`, with a model that streams, gets the answer's text so far each time it grows,
     its citations already numbered as the final answer numbers them; the returned `Answer` is
     what counts (it may differ: a not-found, or the extractive answer when the model's fails).
+    `scorer` scores the extractive answer's sentences against the question (default: the
+    built-in model, core/answer_relevance.py).
     """
     if not hits:
         return not_found(question)
+    scorer = scorer or builtin_relevance()
     if llm is None:
-        return _extractive_answer(question, hits, aspects, max_citations)
+        return _extractive_answer(question, hits, aspects, max_citations, scorer)
     # Where the model's answer gives way, the extractive answer is the one Zhixing gives without
     # a model: grouped under the aspects offline planning gives (`offline_aspects`, the agentic
     # loop's), not under the model's (a 0.5B model's "公司合作开发" for a question about a game's
@@ -155,10 +160,10 @@ def grounded_answer(
         # or an endpoint that failed: the extractive answer still works.
         log.info("The grounded answer falls back to the extractive one: %s", exc)
         return replace(
-            _extractive_answer(question, hits, own, max_citations),
+            _extractive_answer(question, hits, own, max_citations, scorer),
             note=NOTE_UNUSABLE,
         )
-    extractive = _extractive_answer(question, hits, own, max_citations)
+    extractive = _extractive_answer(question, hits, own, max_citations, scorer)
     if answer.found:
         return _with_quotes(answer, extractive, question)
     # The model adds, never subtracts: its not-found does not outweigh hits whose own
@@ -202,38 +207,68 @@ def _with_quotes(answer: Answer, extractive: Answer, question: str) -> Answer:
 
 
 def _extractive_answer(
-    question: str, hits: Sequence[Hit], aspects: Sequence[str], max_citations: int
+    question: str,
+    hits: Sequence[Hit],
+    aspects: Sequence[str],
+    max_citations: int,
+    scorer: Relevance | None,
 ) -> Answer:
-    """Answer with the hits' own sentences that best cover the question, grouped by aspect."""
+    """Answer with the hits' own sentences that best cover the question, grouped by aspect.
+
+    Found when the chosen sentences hold more than COVERAGE_THRESHOLD of the key terms, or
+    one of them, in the other language, is at least RELATED to the question by meaning.
+    """
     asked_terms = frozenset(question_terms(question))
     aspect_terms = [(a, frozenset(question_terms(a)) or frozenset({a.lower()})) for a in aspects]
     all_terms = asked_terms.union(*(t for _, t in aspect_terms))
-    if not all_terms:
-        return not_found(question)
     sentences = candidates(hits, all_terms, scope_ok=asks_about_scope(question))
+    scores = relevance(scorer, [question, *aspects], [s.text for s in sentences])
     hits_used: list[int] = []
     groups: list[tuple[str, list[Candidate]]] = []
     if aspect_terms:
         budget = max(1, MAX_SENTENCES // len(aspect_terms))
-        for aspect, terms in aspect_terms:
+        for row, (aspect, terms) in enumerate(aspect_terms, start=1):
             taken = {s for _, group in groups for s in group}
             pool = [s for s in sentences if s not in taken]
+            rel = scores[row].tolist()  # the aspect's own: the question's spans them all
             picked = pick(
-                pool, terms, asked_terms, budget, min(budget, 3), hits_used, max_citations
+                pool, terms, asked_terms, budget, min(budget, 3), hits_used, max_citations, rel
             )
             if picked:
                 groups.append((aspect, picked))
     else:
         picked = pick(
-            sentences, asked_terms, frozenset(), MAX_SENTENCES, 3, hits_used, max_citations
+            sentences,
+            asked_terms,
+            frozenset(),
+            MAX_SENTENCES,
+            3,
+            hits_used,
+            max_citations,
+            scores[0].tolist(),
         )
         groups.append(("", picked))
     if len(aspect_terms) > 1:
-        return _per_aspect(question, hits, aspect_terms, groups)
-    covered = frozenset().union(*(s.terms for _, group in groups for s in group))
-    if len(covered & all_terms) <= COVERAGE_THRESHOLD * len(all_terms):
+        return _per_aspect(question, hits, aspect_terms, groups, scores[1:].tolist())
+    chosen = [s for _, group in groups for s in group]
+    covered = frozenset().union(*(s.terms for s in chosen))
+    terms_hold = bool(all_terms) and len(covered & all_terms) > COVERAGE_THRESHOLD * len(all_terms)
+    if not (terms_hold or _related(question, chosen, scores.max(axis=0).tolist())):
         return not_found(question)
     return _render(question, hits, [("", group) for _, group in groups])
+
+
+def _related(question: str, chosen: Sequence[Candidate], rel: Sequence[float]) -> bool:
+    """Whether one of the chosen sentences answers by meaning: in the other language than the
+    question's, at least RELATED to it.
+
+    In the question's own language the key terms judge: sentences on a neighbouring topic
+    share words with the question and score as high as answers do ("Never store passwords in
+    plain text" is 0.44 from "How often must passwords be rotated?"). Across languages no
+    word is shared, and a cosine that high is rare unless the sentence answers.
+    """
+    chinese = is_chinese(question)
+    return any(rel[s.order] >= RELATED and is_chinese(s.text) != chinese for s in chosen)
 
 
 def _per_aspect(
@@ -241,22 +276,25 @@ def _per_aspect(
     hits: Sequence[Hit],
     aspect_terms: Sequence[tuple[str, frozenset[str]]],
     groups: Sequence[tuple[str, Sequence[Candidate]]],
+    rel: Sequence[Sequence[float]],
 ) -> Answer:
     """Apply the not-found rule to each aspect: answer the covered ones, name the others.
 
     An aspect is covered when its sentences hold at least COVERAGE_THRESHOLD of the terms that
     set it apart from the other aspects (the agentic judge's rule): a frame they all share,
-    like "Java 应用", proves nothing. When no aspect is covered the answer is the plain
-    not-found sentence.
+    like "Java 应用", proves nothing; or when one of them is RELATED to it by meaning. When no
+    aspect is covered the answer is the plain not-found sentence.
     """
     shared = frozenset.intersection(*(terms for _, terms in aspect_terms))
     picked = dict(groups)
     found, missing = [], []
-    for aspect, terms in aspect_terms:
+    for (aspect, terms), aspect_rel in zip(aspect_terms, rel, strict=True):
         own = terms - shared or terms
         group = picked.get(aspect, ())
         covered = frozenset().union(*(s.terms for s in group)) & own
-        if group and len(covered) >= COVERAGE_THRESHOLD * len(own):
+        if group and (
+            len(covered) >= COVERAGE_THRESHOLD * len(own) or _related(question, group, aspect_rel)
+        ):
             found.append((aspect, group))
         else:
             missing.append(aspect)

@@ -96,10 +96,12 @@ _ZH_SCOPE = re.compile(
 )
 _EN_SCOPE = re.compile(
     r"^(?:(?:this|these|the present)\s+(?:[\w-]+\s+){0,2}?"
-    r"(?:document|standard|guideline|guide|chapter|section|checklist|specification|sample|appendix)"
+    r"(?:document|standard|guideline|guide|chapter|section|checklist|specification|sample|appendix"
+    r"|cheat ?sheet|article|paper|tutorial)"
     r"|(?:the|a|an)\s+(?:[\w-]+\s+){0,2}?(?:document|guideline|guide|checklist|specification|sample))"
     r"s?\b[^.!?]{0,24}?\b(?:describe|cover|appl(?:y|ies)|specif(?:y|ies)|provide|outline|complement"
-    r"|explain|introduce|ship|summari[sz]e|present|set|give|contain|list|is|are|aim|intend)",
+    r"|explain|introduce|ship|summari[sz]e|present|set|give|contain|list|is|are|aim|intend"
+    r"|help|advise|focus|discuss|show)",
     re.I,
 )
 _SCOPE_TITLES = words(
