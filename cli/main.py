@@ -574,7 +574,8 @@ def _print_answer(answer: Any) -> None:
 
 def _print_citations(answer: Any) -> None:
     for c in answer.citations:
-        print(f"[{c.n}] {c.document} p.{c.page}: {' '.join(c.text.split())[:160]}")
+        ocr = " (OCR)" if c.ocr else ""
+        print(f"[{c.n}] {c.document} p.{c.page}{ocr}: {' '.join(c.text.split())[:160]}")
 
 
 def _trace_line(event: AskEvent) -> str:

@@ -106,12 +106,14 @@ def test_add_docs_search_and_remove(home, notes):
         "page",
         "line_start",
         "line_end",
+        "ocr",
         "heading_path",
         "text",
         "strategies",
     }
     assert top["knowledge_base"] == "web"
     assert top["rank"] == 1 and top["document"] == "xss.md" and top["page"] == 1
+    assert top["ocr"] is False  # a Markdown file's text is its own
     assert {"basic", "keyword"} <= set(top["strategies"]) <= set(STRATEGIES)
 
     all_kbs = json.loads(zx(home, "search", "--all", "SameSite cookies", "--json").stdout)

@@ -29,7 +29,8 @@ KB_TABLES: dict[str, tuple[str, ...]] = {
     table: tuple(columns.split())
     for table, columns in {
         "documents": "id source sha256 kind title pages chunks status error added_at",
-        "chunks": "id document_id ordinal text heading_path page_start page_end line_start line_end",
+        "chunks": "id document_id ordinal text heading_path page_start page_end line_start line_end"
+        " ocr",
         "questions": "id chunk_id text line_start line_end",
         "entities": "id key type name description aliases attributes",
         "entity_aliases": "key type entity_id",
@@ -39,6 +40,8 @@ KB_TABLES: dict[str, tuple[str, ...]] = {
         "degraded_chunks": "chunk_id reason",
     }.items()
 }
+# Columns a backup written before them lacks, and what such a row holds instead.
+_ADDED = {("chunks", "ocr"): 0}
 # Tables with a kb_id column; the others are found through the row they belong to.
 _HAS_KB = {"documents", "chunks", "questions", "entities", "entity_aliases", "relations"}
 # Foreign-key column -> the table whose ids it holds.
@@ -100,7 +103,8 @@ def load_table(
     sql = f"INSERT INTO {table} ({', '.join(own)}{kb_col}) VALUES ({marks})"
     for number, row in enumerate(rows, 1):
         try:
-            values = [_remap(ids, c, row[c]) for c in own] + ([kb_id] if kb_col else [])
+            values = [_remap(ids, c, _value(row, table, c)) for c in own]
+            values += [kb_id] if kb_col else []
             if table == "documents" and row["status"] == DocumentState.INDEXED:
                 values[own.index("status")] = "chunked"  # `indexed` once its vectors are in
             new_id = db.execute(sql, values).lastrowid
@@ -108,6 +112,12 @@ def load_table(
                 ids[table][int(row["id"])] = int(new_id or 0)
         except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
             raise ParseError(f"row {number} of {table} cannot be loaded ({exc})") from exc
+
+
+def _value(row: Mapping[str, Any], table: str, column: str) -> Any:
+    if column not in row and (table, column) in _ADDED:
+        return _ADDED[table, column]
+    return row[column]
 
 
 def _remap(ids: Ids, column: str, value: Any) -> Any:

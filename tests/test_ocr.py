@@ -1,0 +1,171 @@
+"""Scanned PDFs are read by OCR, offline (issue 37): a page without a text layer, or with a
+garbage one, is read by RapidOCR; its text keeps its page, the build tells each page read, and a
+chunk read so is marked in its citation.
+
+The scanned PDF is tests/fixtures/scanned/scanned.pdf: four pages of our own Chinese standard,
+turned and blurred like a photocopy (make_scanned.py made it; pages.json is what it drew).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pypdfium2 as pdfium
+import pytest
+
+from tests.test_ingest_pdf import make_pdf, text
+from zhixing.app.rounds import where
+from zhixing.core.answer import grounded_answer
+from zhixing.core.build.events import ProgressEvent
+from zhixing.core.config import Settings
+from zhixing.core.embed import BuiltinEmbedder
+from zhixing.core.ingest import parse_file
+from zhixing.core.ingest.ocr_text import Box, garbled, page_text
+from zhixing.core.service import KnowledgeService
+
+SCANNED = Path(__file__).parent / "fixtures" / "scanned"
+# A phrase of each page, as drawn (pages.json), and the page it is on.
+PHRASES = {
+    1: "逐步延长的锁定",
+    2: "空闲超过30分钟的会话应自动终止",
+    3: "密钥管理系统",
+    4: "防止未经授权的修改和删除",
+}
+
+
+@pytest.fixture(scope="module")
+def scanned_kb(
+    tmp_path_factory: pytest.TempPathFactory, embedder: BuiltinEmbedder
+) -> Iterator[tuple[KnowledgeService, Any, list[ProgressEvent]]]:
+    """The fixture PDF added to a fresh home, offline, in chunks small enough to stay on a page."""
+    home = tmp_path_factory.mktemp("ocr") / "home"
+    settings = Settings(home=home, parse_workers=1, chunk_units=120, chunk_overlap_units=0)
+    events: list[ProgressEvent] = []
+    with KnowledgeService(settings, embedder=embedder) as svc:
+        svc.kbs.create("kb")
+        report = svc.builds.add("kb", [SCANNED / "scanned.pdf"], on_event=events.append)
+        yield svc, report, events
+
+
+def test_the_fixture_is_four_pages_of_images_without_a_text_layer() -> None:
+    document = pdfium.PdfDocument(str(SCANNED / "scanned.pdf"))
+    try:
+        assert len(document) == 4
+        for index in range(4):
+            assert document[index].get_textpage().count_chars() == 0
+    finally:
+        document.close()
+    drawn = json.loads((SCANNED / "pages.json").read_text(encoding="utf-8"))
+    for page, phrase in PHRASES.items():
+        assert phrase in "".join(drawn[page - 1]["lines"])
+
+
+def test_a_scanned_chinese_pdf_is_added_offline_and_a_phrase_of_each_page_finds_that_page(
+    scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]],
+) -> None:
+    svc, report, _ = scanned_kb
+    assert report.ok and report.added == ["scanned.pdf"] and report.warnings == []
+    for page, phrase in PHRASES.items():
+        top = svc.search.query(phrase, ["kb"], top_k=3)[0]
+        assert (top.page, top.ocr) == (page, True), phrase
+        assert phrase in top.text
+
+
+def test_the_build_tells_each_page_ocr_reads(
+    scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]],
+) -> None:
+    _, _, events = scanned_kb
+    ocr = [e for e in events if e.stage == "ocr"]
+    assert [(e.step, e.steps, e.message) for e in ocr] == [
+        (n, 4, "scanned.pdf") for n in (1, 2, 3, 4)
+    ]
+    stages = [e.stage for e in events]
+    assert stages.index("ocr") > stages.index("scan") and stages.index("ocr") < stages.index("done")
+
+
+def test_a_chunk_read_by_ocr_is_marked_in_its_citation(
+    scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]],
+) -> None:
+    svc, _, _ = scanned_kb
+    question = "会话空闲多久自动终止"
+    answer = grounded_answer(question, svc.search.query(question, ["kb"], top_k=3))
+    assert answer.found and answer.citations
+    cited = answer.citations[0]
+    assert cited.ocr and cited.page == 2 and "空闲超过30分钟的会话应自动终止" in cited.text
+    assert answer.to_json()["citations"][0]["ocr"] is True
+    assert where(cited.page, ocr=cited.ocr) == "第 2 页 · OCR"
+    assert where(cited.page) == "第 2 页"
+
+
+def test_a_page_with_a_text_layer_is_not_read_by_ocr_and_each_page_keeps_its_number(
+    tmp_path: Path,
+) -> None:
+    mixed = pdfium.PdfDocument(make_pdf([text(72, 700, "Session tokens expire after an hour.")]))
+    scan = pdfium.PdfDocument(str(SCANNED / "scanned.pdf"))
+    mixed.import_pages(scan, [2])
+    mixed.save(tmp_path / "mixed.pdf")
+    mixed.close()
+    scan.close()
+    doc = parse_file(tmp_path / "mixed.pdf")
+    first, second = doc.pages
+    assert (first.number, first.ocr, first.text) == (
+        1,
+        False,
+        "Session tokens expire after an hour.",
+    )
+    assert (second.number, second.ocr) == (2, True)
+    assert "6.2 密钥应存放在专用的密钥管理系统中" in second.text
+    # The table drawn on the page comes out as the project's table text.
+    assert "| RSA | 数字签名 | 3072位 |" in second.text
+
+
+def test_a_text_layer_of_private_use_or_replacement_characters_is_garbage() -> None:
+    assert garbled("\ue000\ue001\ue002 \ue003\ufffd AB")
+    assert not garbled("会话标识应立即失效。Session IDs rotate.")
+    assert not garbled("   ")
+
+
+def corners(x: float, y: float, width: float, height: float, slope: float = 0.0) -> Any:
+    """A box's corners, its top edge rising `slope` pixels per pixel to the right."""
+    return ((x, y), (x + width, y + slope * width), (x + width, y + height + slope * width),
+            (x, y + height))  # fmt: skip
+
+
+def test_wrapped_lines_rejoin_into_a_sentence_and_a_new_clause_starts_a_paragraph() -> None:
+    boxes = [
+        Box("3.1用户口令长度不应少于12个字符，系统应允许使用不少", corners(100, 100, 900, 30)),
+        Box("于64个字符的口令。", corners(100, 150, 250, 30)),
+        Box(
+            "3.2 Passwords are checked against a list of breached pass-", corners(100, 200, 900, 30)
+        ),
+        Box("words before they are accepted", corners(100, 250, 500, 30)),
+    ]
+    assert page_text(boxes) == (
+        "3.1 用户口令长度不应少于12个字符，系统应允许使用不少于64个字符的口令。\n"
+        "3.2 Passwords are checked against a list of breached passwords before they are"
+        " accepted",
+        0,
+    )
+
+
+def test_a_turned_page_reads_line_by_line_and_its_aligned_cells_make_a_table() -> None:
+    slope = -0.04  # about 2.3 degrees: the right end of a row sits higher than its left
+    rows = [
+        ("算法", "用途", "最小长度"),
+        ("RSA", "数字签名", "3072位"),
+        ("AES", "数据加密", "128位"),
+    ]
+    boxes = [Box("表1 密钥长度最低要求", corners(100, 100, 900, 30, slope))]
+    for r, cells in enumerate(rows):
+        for c, cell in enumerate(cells):
+            x = 100 + 330 * c
+            boxes.append(Box(cell, corners(x, 150 + 45 * r + slope * (x - 100), 120, 30, slope)))
+    text_out, tables = page_text(boxes)
+    assert tables == 1
+    assert text_out == (
+        "表1 密钥长度最低要求\n\n| 算法 | 用途 | 最小长度 |\n|---|---|---|\n"
+        "| RSA | 数字签名 | 3072位 |\n| AES | 数据加密 | 128位 |"
+    )
