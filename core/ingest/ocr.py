@@ -26,7 +26,7 @@ _ENGINE: Any = None
 _LOCK = threading.Lock()
 
 
-def _engine() -> Any:
+def _engine(threads: int) -> Any:
     global _ENGINE
     with _LOCK:
         if _ENGINE is None:
@@ -37,13 +37,15 @@ def _engine() -> Any:
                     f"OCR cannot start ({exc}); run `make install` again, or install"
                     " opencv-python-headless in Zhixing's environment."
                 ) from None
-            _ENGINE = RapidOCR()
+            # onnxruntime takes every core by default; the workers of a parse share them.
+            _ENGINE = RapidOCR(intra_op_num_threads=threads) if threads > 0 else RapidOCR()
     return _ENGINE
 
 
-def read_image(image: np.ndarray) -> tuple[str, int]:
-    """Read an RGB image (height x width x 3, uint8); return its text and how many tables."""
-    found, _ = _engine()(image)
+def read_image(image: np.ndarray, *, threads: int = 0) -> tuple[str, int]:
+    """Read an RGB image (height x width x 3, uint8); return its text and how many tables.
+    `threads` (0: all cores) is how many the engine may use, fixed by the first call."""
+    found, _ = _engine(threads)(image)
     boxes = [
         Box(str(text), tuple((float(x), float(y)) for x, y in corners))
         for corners, text, _score in found or ()
@@ -51,7 +53,7 @@ def read_image(image: np.ndarray) -> tuple[str, int]:
     return page_text(boxes)
 
 
-def read_page(page: pdfium.PdfPage) -> tuple[str, int]:
+def read_page(page: pdfium.PdfPage, *, threads: int = 0) -> tuple[str, int]:
     """Render a PDF page and read it by OCR; return its text and how many tables it holds."""
     bitmap = page.render(scale=OCR_DPI / 72, grayscale=True)
     try:
@@ -59,4 +61,4 @@ def read_page(page: pdfium.PdfPage) -> tuple[str, int]:
     finally:
         bitmap.close()
     grey = grey.reshape(grey.shape[0], grey.shape[1])
-    return read_image(np.ascontiguousarray(np.stack([grey] * 3, axis=-1)))
+    return read_image(np.ascontiguousarray(np.stack([grey] * 3, axis=-1)), threads=threads)

@@ -9,6 +9,7 @@ per file. Files over MAX_PDF_BYTES are refused before they are opened.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -102,7 +103,9 @@ def parse_pdf(
     else:
         count, meta_title = vetted
         ranges = _ranges(count, workers)
-        jobs = [[str(a), str(b)] for a, b in ranges]
+        # OCR in each worker on its share of the cores: onnxruntime would take them all.
+        threads = max(1, (os.cpu_count() or 1) // len(ranges))
+        jobs = [[str(a), str(b), str(threads)] for a, b in ranges]
         outputs = _run_workers(path.resolve(), source, jobs, timeout_s)
         results = [PageResult(**item) for out in outputs for item in json.loads(out)]
     pages, warnings = _collect(results, source)

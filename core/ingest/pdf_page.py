@@ -67,9 +67,10 @@ def parse_page_range(path: str, start: int, stop: int) -> list[PageResult]:
 
 
 def read_scanned(
-    path: str, results: list[PageResult], report: Callable[[str], None]
+    path: str, results: list[PageResult], report: Callable[[str], None], *, threads: int = 0
 ) -> list[PageResult]:
-    """Read the `scanned` pages among `results` by OCR; a page OCR finds no text on stays so.
+    """Read the `scanned` pages among `results` by OCR (on `threads` cores, 0 for all); a page
+    OCR finds no text on stays so.
 
     `report` is told `ocr-todo K` (the pages to read) first, then `ocr-page N` as each is read.
     """
@@ -81,17 +82,17 @@ def read_scanned(
     document = open_pdf(Path(path))
     try:
         for result in todo:
-            read[result.number] = _ocr_one(document, result)
+            read[result.number] = _ocr_one(document, result, threads)
             report(f"ocr-page {result.number}")
     finally:
         document.close()
     return [read.get(r.number, r) for r in results]
 
 
-def _ocr_one(document: pdfium.PdfDocument, result: PageResult) -> PageResult:
+def _ocr_one(document: pdfium.PdfDocument, result: PageResult, threads: int) -> PageResult:
     page = document[result.number - 1]
     try:
-        text, tables = read_page(page)
+        text, tables = read_page(page, threads=threads)
     except ParseError:
         raise  # OCR cannot start at all: no page of any file can be read
     except Exception as exc:  # one page the engine chokes on must not cost the rest

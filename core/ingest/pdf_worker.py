@@ -1,7 +1,7 @@
-"""The PDF parse worker process: `python -m core.ingest.pdf_worker PATH START STOP`.
+"""The PDF parse worker process: `python -m core.ingest.pdf_worker PATH START STOP [THREADS]`.
 
-It parses pages [START, STOP) and writes them to stdout as JSON. `PATH --rescue` reads the
-whole file with pdfminer instead (for files pdfium refuses) and writes `{"readable", "title",
+It parses pages [START, STOP) (OCR on THREADS cores, all by default) and writes them to stdout
+as JSON. `PATH --rescue` reads the whole file with pdfminer instead (for files pdfium refuses) and writes `{"readable", "title",
 "pages"}`, `readable` false when pdfminer cannot read it either. A module of its own, which
 the package does not import, so that running it with -m does not load it twice. Every parse
 runs in such a process so that core/ingest/pdf.py can kill it past its time limit.
@@ -38,9 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         out: object = {"readable": readable, "title": title, "pages": [asdict(r) for r in results]}
     else:
         path, start, stop = args[:3]
+        threads = int(args[3]) if len(args) > 3 else 0
         results = parse_page_range(path, int(start), int(stop))
         try:
-            results = read_scanned(path, results, _tell)
+            results = read_scanned(path, results, _tell, threads=threads)
         except ParseError as exc:
             _tell(f"error {exc}")
             return 3
