@@ -8,7 +8,10 @@ turned and blurred like a photocopy (make_scanned.py made it; pages.json is what
 
 from __future__ import annotations
 
+import io
 import json
+import sqlite3
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,13 +21,16 @@ import pytest
 
 from tests.test_ingest_pdf import make_pdf, text
 from zhixing.app.rounds import where
+from zhixing.app.strings.build import EN, ZH
 from zhixing.core.answer import grounded_answer
 from zhixing.core.build.events import ProgressEvent
 from zhixing.core.config import Settings
 from zhixing.core.embed import BuiltinEmbedder
 from zhixing.core.ingest import parse_file
 from zhixing.core.ingest.ocr_text import Box, garbled, page_text
+from zhixing.core.ingest.pdf_streams import Listener
 from zhixing.core.service import KnowledgeService
+from zhixing.core.store.catalog import Catalog
 
 SCANNED = Path(__file__).parent / "fixtures" / "scanned"
 # A phrase of each page, as drawn (pages.json), and the page it is on.
@@ -63,6 +69,7 @@ def test_the_fixture_is_four_pages_of_images_without_a_text_layer() -> None:
         assert phrase in "".join(drawn[page - 1]["lines"])
 
 
+@pytest.mark.slow
 def test_a_scanned_chinese_pdf_is_added_offline_and_a_phrase_of_each_page_finds_that_page(
     scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]],
 ) -> None:
@@ -74,6 +81,7 @@ def test_a_scanned_chinese_pdf_is_added_offline_and_a_phrase_of_each_page_finds_
         assert phrase in top.text
 
 
+@pytest.mark.slow
 def test_the_build_tells_each_page_ocr_reads(
     scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]],
 ) -> None:
@@ -86,6 +94,7 @@ def test_the_build_tells_each_page_ocr_reads(
     assert stages.index("ocr") > stages.index("scan") and stages.index("ocr") < stages.index("done")
 
 
+@pytest.mark.slow
 def test_a_chunk_read_by_ocr_is_marked_in_its_citation(
     scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]],
 ) -> None:
@@ -100,6 +109,7 @@ def test_a_chunk_read_by_ocr_is_marked_in_its_citation(
     assert where(cited.page) == "第 2 页"
 
 
+@pytest.mark.slow
 def test_a_page_with_a_text_layer_is_not_read_by_ocr_and_each_page_keeps_its_number(
     tmp_path: Path,
 ) -> None:
@@ -169,3 +179,74 @@ def test_a_turned_page_reads_line_by_line_and_its_aligned_cells_make_a_table() -
         "表1 密钥长度最低要求\n\n| 算法 | 用途 | 最小长度 |\n|---|---|---|\n"
         "| RSA | 数字签名 | 3072位 |\n| AES | 数据加密 | 128位 |"
     )
+
+
+@pytest.mark.slow
+def test_an_exported_knowledge_base_keeps_its_ocr_marks_and_an_older_archive_has_none(
+    scanned_kb: tuple[KnowledgeService, Any, list[ProgressEvent]], tmp_path: Path
+) -> None:
+    svc, _, _ = scanned_kb
+    archive = tmp_path / "kb.zip"
+    svc.kbs.export_archive("kb", archive)
+    svc.kbs.import_archive(archive, as_name="copy")
+    assert svc.search.query(PHRASES[2], ["copy"], top_k=1)[0].ocr
+    # An archive written before OCR: its chunk rows have no `ocr` field.
+    older = tmp_path / "older.zip"
+    with zipfile.ZipFile(archive) as src, zipfile.ZipFile(older, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "tables/chunks.jsonl":
+                rows = [json.loads(line) for line in data.splitlines()]
+                data = "\n".join(
+                    json.dumps({k: v for k, v in r.items() if k != "ocr"}) for r in rows
+                ).encode()
+            dst.writestr(name, data)
+    svc.kbs.import_archive(older, as_name="older")
+    assert not svc.search.query(PHRASES[2], ["older"], top_k=1)[0].ocr
+
+
+def test_a_catalog_written_before_ocr_gains_the_mark_with_its_chunks_unmarked(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "catalog.db"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE chunks (id INTEGER PRIMARY KEY AUTOINCREMENT, document_id INTEGER NOT"
+            " NULL, kb_id INTEGER NOT NULL, ordinal INTEGER NOT NULL, text TEXT NOT NULL,"
+            " heading_path TEXT NOT NULL DEFAULT '[]', page_start INTEGER NOT NULL, page_end"
+            " INTEGER NOT NULL, line_start INTEGER NOT NULL, line_end INTEGER NOT NULL)"
+        )
+        db.execute("INSERT INTO chunks VALUES (1, 1, 1, 0, 'text', '[]', 1, 1, 1, 1)")
+    db.close()
+    catalog = Catalog(path)
+    try:
+        assert catalog.db.rows("SELECT id, ocr FROM chunks") == [{"id": 1, "ocr": 0}]
+    finally:
+        catalog.close()
+
+
+def test_ocr_progress_sums_the_pages_every_worker_announces() -> None:
+    told: list[tuple[int, int]] = []
+    listener = Listener(lambda done, todo: told.append((done, todo)))
+    listener.listen(io.BytesIO(b"ocr-todo 2\nocr-page 1\nocr-todo 3\nnoise\nocr-page 7\n"))
+    listener.listen(io.BytesIO(b"error scan.pdf cannot be read by OCR.\n"))
+    assert told == [(1, 2), (2, 5)]
+    assert listener.error == "scan.pdf cannot be read by OCR."
+
+
+def test_the_build_page_words_ocr_progress_by_page() -> None:
+    assert ZH.STAGE_TEXT["ocr"].format(step=3, steps=75, message="scan.pdf") == (
+        "OCR 第 3/75 页：scan.pdf"
+    )
+    assert ZH.STAGE_NOW["ocr"].format(step=3, steps=75) == "OCR 第 3/75 页"
+    assert EN.STAGE_NOW["ocr"].format(step=3, steps=75) == "OCR page 3/75"
+
+
+def test_two_columns_are_read_one_after_the_other() -> None:
+    left = [f"左栏第{n}行的文字内容，说明会话管理的要求" for n in range(1, 13)]
+    right = [f"右栏第{n}行的文字内容，说明访问控制的要求" for n in range(1, 13)]
+    boxes = [Box(t, corners(100, 100 + 45 * i, 420, 30)) for i, t in enumerate(left)]
+    boxes += [Box(t, corners(620, 100 + 45 * i, 420, 30)) for i, t in enumerate(right)]
+    text_out, tables = page_text(boxes)
+    assert tables == 0
+    assert text_out == "".join(left) + "".join(right)

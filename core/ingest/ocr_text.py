@@ -61,9 +61,11 @@ def page_text(boxes: Sequence[Box]) -> tuple[str, int]:
     words = _straightened(boxes)
     if not words:
         return "", 0
-    lines = reading_order(build_lines(words))
+    lines = build_lines(words)
     blocks = _tables(lines)
-    right = max(line.x1 for line in lines)
+    if not any(isinstance(b, TableBlock) for b in blocks):  # as a text page's: core/ingest/pdf_page
+        blocks = list(reading_order(lines))
+    text_lines = [b for b in blocks if isinstance(b, Line)]
     out: list[str] = []
     paragraph: list[Line] = []
 
@@ -76,7 +78,7 @@ def page_text(boxes: Sequence[Box]) -> tuple[str, int]:
         if isinstance(block, TableBlock):
             close()
             out += ["", block.markdown, ""]
-        elif paragraph and _continues(paragraph[-1], block, right):
+        elif paragraph and _continues(paragraph[-1], block, _right_edge(paragraph[-1], text_lines)):
             paragraph.append(block)
         else:
             close()
@@ -113,7 +115,7 @@ def _tables(lines: list[Line]) -> list[Line | TableBlock]:
     run: list[Line] = []
 
     def close() -> None:
-        if len(run) >= 2:
+        if len(run) >= 2 and not _text_columns(run):
             rows = [[w.text for w in line.words] for line in run]
             top, bottom = run[0].top, run[-1].bottom
             out.append(TableBlock(top, bottom, rows, min(ln.x0 for ln in run), run[0].x1))
@@ -132,6 +134,20 @@ def _tables(lines: list[Line]) -> list[Line | TableBlock]:
                 out.append(line)
     close()
     return out
+
+
+def _text_columns(run: Sequence[Line]) -> bool:
+    """Whether aligned rows are two columns of text rather than a table: two boxes a row, each
+    wider than a third of the run (a table's cells are mostly narrower)."""
+    width = max(ln.x1 for ln in run) - min(ln.x0 for ln in run)
+    if any(len(line.words) != 2 for line in run):
+        return False
+    return median(min(w.x1 - w.x0 for w in line.words) for line in run) > width / 3
+
+
+def _right_edge(line: Line, lines: Sequence[Line]) -> float:
+    """Where the text column that holds `line` ends: the right end of the lines beside it."""
+    return max(ln.x1 for ln in lines if ln.x0 < line.x1 and line.x0 < ln.x1)
 
 
 def _gapped(line: Line) -> bool:

@@ -21,7 +21,16 @@ from .sqlite import Database
 if TYPE_CHECKING:  # the Protocols name this module's types; the stores import its helpers
     from .contracts import CatalogProtocol, GraphStoreProtocol
 
-__all__ = ["KB_TABLES", "Ids", "Tables", "dump_kb", "dump_table", "load_kb", "load_table"]
+__all__ = [
+    "KB_TABLES",
+    "Ids",
+    "Tables",
+    "dump_kb",
+    "dump_table",
+    "load_kb",
+    "load_table",
+    "required_columns",
+]
 
 # Columns per table, in dependency order (a table only refers to tables before it). `kb_id` is
 # left out: on load it is the new knowledge base's id.
@@ -112,6 +121,11 @@ def load_table(
                 ids[table][int(row["id"])] = int(new_id or 0)
         except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
             raise ParseError(f"row {number} of {table} cannot be loaded ({exc})") from exc
+
+
+def required_columns(table: str) -> tuple[str, ...]:
+    """The columns a dumped row of `table` must have: all but those added since (`_ADDED`)."""
+    return tuple(c for c in KB_TABLES[table] if (table, c) not in _ADDED)
 
 
 def _value(row: Mapping[str, Any], table: str, column: str) -> Any:
