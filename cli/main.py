@@ -268,9 +268,12 @@ class _Progress:
         width = 24
         filled = int(width * min(event.done, total) / total)
         eta = f" ETA {event.eta_s:.0f}s" if event.eta_s else ""
+        doing = f"{event.stage}: {event.message[:50]}"
+        if event.stage == "ocr":  # a long scan's pages are the progress worth seeing
+            doing = f"OCR page {event.step}/{event.steps}: {event.message[:40]}"
         line = (
             f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} documents,"
-            f" {event.chunks} chunks{eta} · {event.stage}: {event.message[:50]}"
+            f" {event.chunks} chunks{eta} · {doing}"
         )
         if self.tty:
             self.stream.write("\r" + line.ljust(130)[:130] + ("\n" if final else ""))

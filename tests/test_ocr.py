@@ -250,3 +250,11 @@ def test_two_columns_are_read_one_after_the_other() -> None:
     text_out, tables = page_text(boxes)
     assert tables == 0
     assert text_out == "".join(left) + "".join(right)
+
+
+def test_the_cli_shows_which_page_ocr_reads() -> None:
+    from zhixing.cli.main import _Progress
+
+    out = io.StringIO()
+    _Progress(out)(ProgressEvent("ocr", 0, 1, "scan.pdf", step=3, steps=75))
+    assert out.getvalue().rstrip().endswith("· OCR page 3/75: scan.pdf")
