@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,3 +259,31 @@ def test_the_cli_shows_which_page_ocr_reads() -> None:
     out = io.StringIO()
     _Progress(out)(ProgressEvent("ocr", 0, 1, "scan.pdf", step=3, steps=75))
     assert out.getvalue().rstrip().endswith("· OCR page 3/75: scan.pdf")
+
+
+@pytest.mark.process
+def test_a_long_scan_is_not_stopped_while_ocr_keeps_reading_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parse limit runs from the last page OCR read: a scan of many pages is not cut off
+    at a fixed time, and a worker that stops reading still is (tests/test_security_limits.py)."""
+    from zhixing.core.ingest import pdf
+
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(make_pdf([text(72, 700, "Scanned.")]))
+    # A worker that reads five pages, 0.4 s each: 2 s in all, past a limit of 1 s.
+    worker = (
+        "import json, sys, time\n"
+        "print('ocr-todo 5', file=sys.stderr, flush=True)\n"
+        "for n in range(1, 6):\n"
+        "    time.sleep(0.4)\n"
+        "    print(f'ocr-page {n}', file=sys.stderr, flush=True)\n"
+        "print(json.dumps([{'number': 1, 'text': 'Read by OCR.', 'status': 'ok', 'ocr': True}]))\n"
+    )
+    monkeypatch.setattr(pdf, "_worker_command", lambda: [sys.executable, "-c", worker])
+    monkeypatch.setattr(pdf, "PARSE_TIMEOUT_S", 1.0)
+    told: list[tuple[int, int]] = []
+    with pdf.reporting_ocr(lambda done, todo: told.append((done, todo))):
+        doc = parse_file(path)
+    assert [(p.text, p.ocr) for p in doc.pages] == [("Read by OCR.", True)]
+    assert told == [(n, 5) for n in range(1, 6)]

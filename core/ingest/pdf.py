@@ -41,14 +41,15 @@ __all__ = [
 ]
 
 # The longest one PDF's parse may take, all its workers together (a few minutes is a
-# 1,000-page standard on a slow machine). Read at call time, so tests may lower it.
+# 1,000-page standard on a slow machine), or, while OCR reads a scan, the longest from one page
+# read to the next. Read at call time, so tests may lower it.
 PARSE_TIMEOUT_S = 600.0
 # The largest PDF accepted: far above any text document (uploads stop at 200 MB already).
 MAX_PDF_BYTES = 512 * 2**20
 # Below this many pages per worker, starting a process costs more than it saves.
 _MIN_PAGES_PER_WORKER = 8
-# How often a parse that waits for its workers looks at its build's cancel.
-_CANCEL_POLL_S = 0.1
+# How often a parse that waits for its workers looks at its build's cancel and its deadline.
+_POLL_S = 0.1
 # The cancel of the build this thread parses for (`cancelling`), and who hears of its OCR.
 _CANCEL = threading.local()
 _OCR = threading.local()
@@ -194,6 +195,7 @@ def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: floa
     Plain subprocesses rather than multiprocessing: the app and the build pipeline run threads
     (forking them can deadlock), and spawn/forkserver would re-run the caller's main script,
     which under Streamlit is a page. All of them share one deadline; past it all are killed.
+    OCR moves the deadline: `timeout_s` after the last page it read.
     Their stderr is read as it comes, for OCR progress (core/ingest/pdf_streams.py).
     """
     # The folder that holds the `zhixing` package (a checkout, or site-packages), so that
@@ -219,20 +221,21 @@ def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: floa
     try:
         for worker in workers:
             while True:
-                left = max(0.0, deadline - time.monotonic())
-                wait = left if cancel is None else min(left, _CANCEL_POLL_S)
+                # A scan's pages take seconds each: while OCR reads pages, the limit runs from
+                # the last one read (a worker stuck on one page is still stopped).
+                left = max(deadline, listener.last_read + timeout_s) - time.monotonic()
+                if left <= 0:
+                    raise ParseError(
+                        f"{source} took longer than the {timeout_s:g}-second limit to parse"
+                        " and was stopped; check that it is not damaged, or split it into"
+                        " smaller files."
+                    )
                 try:
-                    worker.proc.wait(timeout=wait)
+                    worker.proc.wait(timeout=min(left, _POLL_S))
                     break
                 except subprocess.TimeoutExpired:
                     if cancel is not None and cancel.is_set():
                         raise ParseCancelled from None  # the `finally` kills the workers
-                    if wait >= left:
-                        raise ParseError(
-                            f"{source} took longer than the {timeout_s:g}-second limit to parse"
-                            " and was stopped; check that it is not damaged, or split it into"
-                            " smaller files."
-                        ) from None
             worker.join()
             if worker.proc.returncode != 0:
                 raise ParseError(

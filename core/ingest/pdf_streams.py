@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from typing import IO
 
@@ -24,6 +25,7 @@ class Listener:
         self.todo = 0
         self.done = 0
         self.error = ""
+        self.last_read = 0.0  # time.monotonic() when OCR last read a page
         self._lock = threading.Lock()
 
     def listen(self, stream: IO[bytes]) -> None:
@@ -37,6 +39,7 @@ class Listener:
                         self.todo += int(rest)
                     else:
                         self.done += 1
+                        self.last_read = time.monotonic()
                     done, todo = self.done, self.todo
                 if kind == "ocr-page" and self.report is not None:
                     self.report(done, todo)
