@@ -21,6 +21,10 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
+	# rapidocr-onnxruntime (OCR) asks for opencv-python, whose cv2 needs libGL.so.1, which a bare
+	# machine lacks; opencv-python-headless is the same cv2 without it.
+	$(BIN)/python -m pip uninstall --quiet -y opencv-python
+	$(BIN)/python -m pip install --quiet --no-compile --no-deps --force-reinstall opencv-python-headless
 	$(BIN)/python -m compileall -j 0 -qq $(VENV)/lib || true
 	touch $(STAMP)
 

@@ -28,11 +28,14 @@ def provenance(strategies: Mapping[str, int]) -> str:
     return " · ".join(f"{name} #{rank}" for name, rank in ranked)
 
 
-def where(page: int, line_start: int = 0, line_end: int = 0) -> str:
-    """The page of a hit, and its lines when known (text documents are one long page)."""
+def where(page: int, line_start: int = 0, line_end: int = 0, *, ocr: bool = False) -> str:
+    """The page of a hit, and its lines when known (text documents are one long page); marked
+    when its text was read by OCR from a scan."""
     parts = [T.PAGE.format(page=page)] if page > 0 else []
     if line_end > line_start > 0:
         parts.append(T.LINES.format(start=line_start, end=line_end))
+    if ocr:
+        parts.append(T.OCR)
     return " · ".join(parts) or "—"
 
 
@@ -45,7 +48,7 @@ def render_hits(hits: Sequence[Hit], header: str) -> None:
         label = T.HIT_LABEL.format(
             rank=rank,
             document=hit.document,
-            where=where(hit.page, hit.line_start, hit.line_end),
+            where=where(hit.page, hit.line_start, hit.line_end, ocr=hit.ocr),
             score=hit.score,
             provenance=provenance(hit.strategies),
         )
@@ -77,7 +80,9 @@ def render_citations(citations: Sequence[Mapping[str, Any]], hits: Sequence[Hit]
     st.caption(T.CITATIONS_HEADER)
     for citation in citations:
         label = T.CITATION_LABEL.format(
-            n=citation["n"], document=citation["document"], where=where(int(citation["page"]))
+            n=citation["n"],
+            document=citation["document"],
+            where=where(int(citation["page"]), ocr=bool(citation.get("ocr"))),
         )
         spans = [tuple(span) for span in citation.get("highlights") or ()]
         chunk = citation.get("chunk_text") or chunks.get(citation.get("chunk_id", -1))

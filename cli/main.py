@@ -268,9 +268,12 @@ class _Progress:
         width = 24
         filled = int(width * min(event.done, total) / total)
         eta = f" ETA {event.eta_s:.0f}s" if event.eta_s else ""
+        doing = f"{event.stage}: {event.message[:50]}"
+        if event.stage == "ocr":  # a long scan's pages are the progress worth seeing
+            doing = f"OCR page {event.step}/{event.steps}: {event.message[:40]}"
         line = (
             f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} documents,"
-            f" {event.chunks} chunks{eta} · {event.stage}: {event.message[:50]}"
+            f" {event.chunks} chunks{eta} · {doing}"
         )
         if self.tty:
             self.stream.write("\r" + line.ljust(130)[:130] + ("\n" if final else ""))
@@ -574,7 +577,8 @@ def _print_answer(answer: Any) -> None:
 
 def _print_citations(answer: Any) -> None:
     for c in answer.citations:
-        print(f"[{c.n}] {c.document} p.{c.page}: {' '.join(c.text.split())[:160]}")
+        ocr = " (OCR)" if c.ocr else ""
+        print(f"[{c.n}] {c.document} p.{c.page}{ocr}: {' '.join(c.text.split())[:160]}")
 
 
 def _trace_line(event: AskEvent) -> str:

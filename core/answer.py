@@ -92,6 +92,7 @@ class Citation:
     text: str
     chunk_text: str = ""
     highlights: tuple[tuple[int, int], ...] = ()
+    ocr: bool = False  # the chunk was read by OCR from a scanned page: its words may be misread
 
 
 @dataclass(frozen=True)
@@ -363,6 +364,7 @@ def _citation(
         text=text,
         chunk_text=hit.text,
         highlights=highlights,
+        ocr=hit.ocr,
     )
 
 

@@ -109,21 +109,28 @@ def test_without_a_metadata_title_the_first_line_is_the_title(tmp_path: Path) ->
     assert parse_file(path).title == "Access Control Policy"
 
 
-def test_a_page_without_a_text_layer_is_skipped_with_a_warning(tmp_path: Path) -> None:
+def test_a_page_without_a_text_layer_where_ocr_finds_nothing_is_skipped_with_a_warning(
+    tmp_path: Path,
+) -> None:
     path = write(
         tmp_path / "mixed.pdf",
         make_pdf([text(72, 700, "Hello."), IMAGE, text(72, 700, "Bye."), IMAGE]),
     )
     doc = parse_file(path)
     assert [p.number for p in doc.pages] == [1, 3]
-    assert doc.warnings == ("pages 2, 4 have no text layer (scanned images?); they were skipped.",)
+    assert doc.warnings == (
+        "pages 2, 4 have no text layer and OCR found no text; they were skipped.",
+    )
 
 
-def test_a_pdf_with_no_text_layer_at_all_is_rejected(tmp_path: Path) -> None:
+def test_a_pdf_of_images_where_ocr_finds_no_text_is_rejected(tmp_path: Path) -> None:
     path = write(tmp_path / "scan.pdf", make_pdf([IMAGE, IMAGE]))
     with pytest.raises(ParseError) as info:
         parse_file(path)
-    assert str(info.value) == "scan.pdf has no text layer (a scanned PDF?); OCR is not supported."
+    assert str(info.value) == (
+        "scan.pdf has no text layer and OCR found no text on its pages; check that the scans"
+        " are not blank or far too faint."
+    )
 
 
 def test_a_pdf_of_blank_pages_is_rejected(tmp_path: Path) -> None:
@@ -240,17 +247,19 @@ def test_the_real_encrypted_pdf_is_rejected() -> None:
 @pytest.mark.shared_data
 @pytest.mark.parametrize(
     ("name", "message"),
-    [
-        (
-            "issue-203-decimalize.pdf",
-            r"has no text layer \(a scanned PDF\?\); OCR is not supported",
-        ),
-        ("issue-297-example.pdf", r"(has no pages|contains no text)"),
-    ],
+    [("issue-297-example.pdf", r"(has no pages|contains no text)")],
 )
 def test_real_pdfs_without_text_are_rejected(name: str, message: str) -> None:
     with pytest.raises(ParseError, match=rf"^{re.escape(name)} {message}"):
         parse_file(shared("pdfs", name))
+
+
+@pytest.mark.shared_data
+def test_a_real_scanned_chinese_pdf_is_read_by_ocr_page_by_page() -> None:
+    doc = parse_file(shared("pdfs", "issue-203-decimalize.pdf"))
+    assert [(p.number, p.ocr) for p in doc.pages] == [(1, True), (2, True), (3, True)]
+    assert doc.title == "行政处罚决定书" and doc.warnings == ()
+    assert "海关" in doc.pages[1].text
 
 
 @pytest.mark.shared_data

@@ -87,6 +87,7 @@ class ZH:
     STAGE_TEXT = {
         "scan": "共有 {steps} 篇文档待处理",
         "parse": "已读取第 {step}/{steps} 篇：{message}",
+        "ocr": "OCR 第 {step}/{steps} 页：{message}",
         "entity graph": "正在从 {steps} 个文本块中抽取实体与关系",
         "question index": "正在为 {steps} 个文本块生成问题索引",
         "embedding": "已向量化 {step}/{steps} 条文本",
@@ -106,6 +107,7 @@ class ZH:
         "": "准备中",
         "scan": "扫描文件",
         "parse": "读取文档",
+        "ocr": "OCR 第 {step}/{steps} 页",
         "entity graph": "抽取实体与关系",
         "question index": "生成问题索引",
         "embedding": "向量化 {step}/{steps}",
@@ -274,6 +276,7 @@ class EN(ZH):
     STAGE_TEXT = {
         "scan": "{steps} documents to process",
         "parse": "Read document {step}/{steps}: {message}",
+        "ocr": "OCR page {step}/{steps}: {message}",
         "entity graph": "Extracting entities and relations from {steps} chunks",
         "question index": "Generating a question index for {steps} chunks",
         "embedding": "Embedded {step}/{steps} texts",
@@ -292,6 +295,7 @@ class EN(ZH):
         "": "starting",
         "scan": "scanning",
         "parse": "parsing",
+        "ocr": "OCR page {step}/{steps}",
         "entity graph": "graph",
         "question index": "questions",
         "embedding": "embedding {step}/{steps}",

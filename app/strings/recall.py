@@ -67,6 +67,7 @@ class ZH:
     # Hits and answers
     HIT_LABEL = "#{rank} · {document} · {where} · RRF {score:.4f} · {provenance}"
     PAGE = "第 {page} 页"
+    OCR = "OCR"  # the text was read by OCR from a scanned page
     LINES = "第 {start}–{end} 行"
     HIT_META = "知识库 {kb} · {heading}"
     CITATION_LABEL = "[{n}] {document} · {where}"
@@ -164,6 +165,7 @@ class EN(ZH):
 
     HIT_LABEL = "#{rank} · {document} · {where} · RRF {score:.4f} · {provenance}"
     PAGE = "page {page}"
+    OCR = "OCR"
     LINES = "lines {start}–{end}"
     HIT_META = "knowledge base {kb} · {heading}"
     CITATIONS_HEADER = "Citations (open one for the source, the cited sentences marked)"

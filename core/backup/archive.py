@@ -21,7 +21,7 @@ from ..archives import NotAZipFile, check_zip_directory
 from ..errors import AccessError, ParseError, StoreError
 from ..models import BUILD_MODES
 from ..store.analysis import ANALYSIS_VERSION
-from ..store.kb_rows import KB_TABLES
+from ..store.kb_rows import KB_TABLES, required_columns
 from ..store.vectors import KINDS
 
 __all__ = [
@@ -115,7 +115,7 @@ def read_archive(path: Path) -> Archive:
     with zf:
         _check_members(zf, path, size)
         manifest = _check_manifest(_json(_member(zf, path, MANIFEST), path, MANIFEST), path)
-        tables = {t: _lines(zf, path, f"tables/{t}.jsonl", cols) for t, cols in TABLES.items()}
+        tables = {t: _lines(zf, path, f"tables/{t}.jsonl", required_columns(t)) for t in TABLES}
         records = _lines(zf, path, _RECORDS, ("kind", "ref_id", "doc", "text"))
         try:
             dense = np.load(io.BytesIO(_member(zf, path, _DENSE)), allow_pickle=False)

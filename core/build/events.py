@@ -19,12 +19,14 @@ __all__ = [
     "RateClock",
 ]
 
-# What a build reports, roughly in order (docs/architecture.md §4). Each batch of chunks goes
+# What a build reports, roughly in order (docs/architecture.md §4); "ocr" counts the scanned
+# pages of one PDF as OCR reads them (`step` of `steps`, the document's name the message). Each batch of chunks goes
 # through extraction ("entity graph" in graph mode, "question index" with an LLM in index mode),
 # "embedding" and "indexing" (its vectors written), while the next documents parse.
 STAGES = (
     "scan",
     "parse",
+    "ocr",
     "entity graph",
     "question index",
     "embedding",

@@ -25,7 +25,8 @@ from ..errors import (
     internal_error,
 )
 from ..ingest import chunk_document
-from ..ingest.pdf import ParseCancelled, cancelling
+from ..ingest.pdf import ParseCancelled, cancelling, reporting_ocr
+from ..ingest.pdf_streams import OcrProgress
 from ..models import KnowledgeBase, KnownDocument
 from .batches import Batches
 from .durable import (
@@ -238,7 +239,8 @@ class BuildRun:
             return
         started = time.perf_counter()
         try:
-            with cancelling(self.cancel):  # a cancel kills the PDF parser's processes
+            # A cancel kills the PDF parser's processes; each page OCR reads is told.
+            with cancelling(self.cancel), reporting_ocr(self._ocr_progress(unit.source)):
                 doc = unit.load()
             chunks = chunk_document(
                 doc,
@@ -282,6 +284,12 @@ class BuildRun:
         states[unit.source] = KnownDocument(doc_id, unit.sha256, DocumentState.CHUNKED)
         self.batches.queue(doc, doc_id, chunk_ids, chunks, unit.source)
         self.report.added.append(unit.source)
+
+    def _ocr_progress(self, source: str) -> OcrProgress:
+        def report(done: int, todo: int) -> None:
+            self.progress.event("ocr", source, step=done, steps=todo, force=True)
+
+        return report
 
     def _remove(self, doc_ids: list[int]) -> None:
         remove_documents(

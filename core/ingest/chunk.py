@@ -243,6 +243,7 @@ class _Locator:
             self.page_lines.append(line)
             line += page.text.count("\n") + 1
         self.numbers = [page.number for page in doc.pages] or [1]
+        self.ocr_pages = {page.number for page in doc.pages if page.ocr}
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.line_offsets, offset)
@@ -257,14 +258,16 @@ class _Locator:
         end = max(start + 1, end - (len(body) - len(body.rstrip())))
         line_start, line_end = self.line(start), self.line(end - 1)
         body = self.text[start:end]
+        first, last = self.page(line_start), self.page(line_end)
         return Chunk(
             ordinal=ordinal,
             text=f"{prefix}\n{body}" if prefix else body,
             heading_path=_heading_path(pieces),
-            page_start=self.page(line_start),
-            page_end=self.page(line_end),
+            page_start=first,
+            page_end=last,
             line_start=line_start,
             line_end=line_end,
+            ocr=any(first <= n <= last for n in self.ocr_pages),
         )
 
 

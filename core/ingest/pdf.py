@@ -9,6 +9,7 @@ per file. Files over MAX_PDF_BYTES are refused before they are opened.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -26,20 +28,31 @@ import zhixing
 from ..errors import ParseError
 from ..models import Page, ParsedDocument
 from .pdf_page import PageResult, open_pdf
+from .pdf_streams import Listener, OcrProgress, Worker
 
-__all__ = ["MAX_PDF_BYTES", "PARSE_TIMEOUT_S", "ParseCancelled", "cancelling", "parse_pdf"]
+__all__ = [
+    "MAX_PDF_BYTES",
+    "PARSE_TIMEOUT_S",
+    "OcrProgress",
+    "ParseCancelled",
+    "cancelling",
+    "parse_pdf",
+    "reporting_ocr",
+]
 
 # The longest one PDF's parse may take, all its workers together (a few minutes is a
-# 1,000-page standard on a slow machine). Read at call time, so tests may lower it.
+# 1,000-page standard on a slow machine), or, while OCR reads a scan, the longest from one page
+# read to the next. Read at call time, so tests may lower it.
 PARSE_TIMEOUT_S = 600.0
 # The largest PDF accepted: far above any text document (uploads stop at 200 MB already).
 MAX_PDF_BYTES = 512 * 2**20
 # Below this many pages per worker, starting a process costs more than it saves.
 _MIN_PAGES_PER_WORKER = 8
-# How often a parse that waits for its workers looks at its build's cancel.
-_CANCEL_POLL_S = 0.1
-# The cancel of the build this thread parses for (`cancelling`).
+# How often a parse that waits for its workers looks at its build's cancel and its deadline.
+_POLL_S = 0.1
+# The cancel of the build this thread parses for (`cancelling`), and who hears of its OCR.
 _CANCEL = threading.local()
+_OCR = threading.local()
 
 
 class ParseCancelled(Exception):  # noqa: N818 - a signal to the build, not a parse error
@@ -55,6 +68,18 @@ def cancelling(cancel: threading.Event) -> Iterator[None]:
         yield
     finally:
         _CANCEL.event = before
+
+
+@contextmanager
+def reporting_ocr(report: OcrProgress) -> Iterator[None]:
+    """Parse PDFs in this thread so that `report` hears of each page OCR reads (from the
+    threads that watch the worker processes)."""
+    before = getattr(_OCR, "report", None)
+    _OCR.report = report
+    try:
+        yield
+    finally:
+        _OCR.report = before
 
 
 # Metadata titles that are really a file name or a tool's placeholder.
@@ -79,7 +104,9 @@ def parse_pdf(
     else:
         count, meta_title = vetted
         ranges = _ranges(count, workers)
-        jobs = [[str(a), str(b)] for a, b in ranges]
+        # OCR in each worker on its share of the cores: onnxruntime would take them all.
+        threads = max(1, (os.cpu_count() or 1) // len(ranges))
+        jobs = [[str(a), str(b), str(threads)] for a, b in ranges]
         outputs = _run_workers(path.resolve(), source, jobs, timeout_s)
         results = [PageResult(**item) for out in outputs for item in json.loads(out)]
     pages, warnings = _collect(results, source)
@@ -168,56 +195,64 @@ def _run_workers(path: Path, source: str, jobs: list[list[str]], timeout_s: floa
     Plain subprocesses rather than multiprocessing: the app and the build pipeline run threads
     (forking them can deadlock), and spawn/forkserver would re-run the caller's main script,
     which under Streamlit is a page. All of them share one deadline; past it all are killed.
+    OCR moves the deadline: `timeout_s` after the last page it read.
+    Their stderr is read as it comes, for OCR progress (core/ingest/pdf_streams.py).
     """
     # The folder that holds the `zhixing` package (a checkout, or site-packages), so that
     # `python -m zhixing.core.ingest…` finds it however this process was started.
     root = Path(zhixing.__file__).resolve().parents[1]
     deadline = time.monotonic() + timeout_s
-    procs = [
-        subprocess.Popen(
-            [*_worker_command(), str(path), *args],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+    listener = Listener(getattr(_OCR, "report", None))
+    workers = [
+        Worker(
+            subprocess.Popen(
+                [*_worker_command(), str(path), *args],
+                cwd=root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            ),
+            listener,
         )
         for args in jobs
     ]
     outputs: list[bytes] = []
     cancel: threading.Event | None = getattr(_CANCEL, "event", None)
     try:
-        for proc in procs:
+        for worker in workers:
             while True:
-                left = max(0.0, deadline - time.monotonic())
-                wait = left if cancel is None else min(left, _CANCEL_POLL_S)
+                # A scan's pages take seconds each: while OCR reads pages, the limit runs from
+                # the last one read (a worker stuck on one page is still stopped).
+                left = max(deadline, listener.last_read + timeout_s) - time.monotonic()
+                if left <= 0:
+                    raise ParseError(
+                        f"{source} took longer than the {timeout_s:g}-second limit to parse"
+                        " and was stopped; check that it is not damaged, or split it into"
+                        " smaller files."
+                    )
                 try:
-                    out, _ = proc.communicate(timeout=wait)
+                    worker.proc.wait(timeout=min(left, _POLL_S))
                     break
                 except subprocess.TimeoutExpired:
                     if cancel is not None and cancel.is_set():
                         raise ParseCancelled from None  # the `finally` kills the workers
-                    if wait >= left:
-                        raise ParseError(
-                            f"{source} took longer than the {timeout_s:g}-second limit to parse"
-                            " and was stopped; check that it is not damaged, or split it into"
-                            " smaller files."
-                        ) from None
-            if proc.returncode != 0:
-                raise ParseError(f"{source} crashed the PDF parser; the file may be damaged.")
-            outputs.append(out)
+            worker.join()
+            if worker.proc.returncode != 0:
+                raise ParseError(
+                    listener.error or f"{source} crashed the PDF parser; the file may be damaged."
+                )
+            outputs.append(worker.out)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+        for worker in workers:
+            if worker.proc.poll() is None:
+                worker.proc.kill()
+                worker.proc.wait()
+            worker.join()
     return outputs
 
 
 def _collect(results: Sequence[PageResult], source: str) -> tuple[list[Page], list[str]]:
-    pages = [Page(r.number, r.text) for r in results if r.status == "ok"]
+    pages = [Page(r.number, r.text, ocr=r.ocr) for r in results if r.status == "ok"]
     scanned = [r.number for r in results if r.status == "scanned"]
     failed = [r.number for r in results if r.status == "error"]
     if not pages:
@@ -225,11 +260,14 @@ def _collect(results: Sequence[PageResult], source: str) -> tuple[list[Page], li
             raise ParseError(f"{source} could not be parsed: none of its pages can be read.")
         if not scanned:
             raise ParseError(f"{source} contains no text (its pages are blank).")
-        raise ParseError(f"{source} has no text layer (a scanned PDF?); OCR is not supported.")
+        raise ParseError(
+            f"{source} has no text layer and OCR found no text on its pages; check that the"
+            " scans are not blank or far too faint."
+        )
     warnings = []
     if scanned:
         warnings.append(
-            f"{_pages_phrase(scanned)} no text layer (scanned images?); "
+            f"{_pages_phrase(scanned)} no text layer and OCR found no text; "
             f"{'they were' if len(scanned) > 1 else 'it was'} skipped."
         )
     if failed:
@@ -268,7 +306,7 @@ def _drop_running_lines(pages: list[Page]) -> list[Page]:
     for page in pages:
         keep = _strip_edges(page.text.split("\n"), running)
         if keep:  # a page that held nothing but its header and footer goes
-            cleaned.append(Page(page.number, "\n".join(keep)))
+            cleaned.append(replace(page, text="\n".join(keep)))
     return cleaned or pages
 
 
@@ -284,7 +322,7 @@ def _join_continued_tables(pages: list[Page]) -> list[Page]:
         if len(lines) > 2 and lines[0].startswith("|") and lines[1].startswith("|---"):
             header = _last_table_header(before)
             if header is not None and header == lines[0]:
-                page = Page(page.number, "\n".join(lines[2:]))
+                page = replace(page, text="\n".join(lines[2:]))
         joined.append(page)
     return joined
 

@@ -9,7 +9,7 @@ read so a long document never sits in memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,9 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from ..errors import ParseError
+from .ocr import read_page
+from .ocr_text import garbled
 from .pdf_layout import (
     Char,
     Rule,
@@ -29,20 +32,22 @@ from .pdf_layout import (
 )
 from .pdf_tables import find_rule_tables
 
-__all__ = ["PageResult", "open_pdf", "parse_page_range", "parse_with_pdfminer"]
+__all__ = ["PageResult", "open_pdf", "parse_page_range", "parse_with_pdfminer", "read_scanned"]
 
 _THIN = 2.0
 
 
 @dataclass(frozen=True)
 class PageResult:
-    """What one page gave: its text, or why it has none (`status`: ok, scanned, blank, error)."""
+    """What one page gave: its text, or why it has none (`status`: ok, scanned, blank, error);
+    `ocr` when the text was read by OCR."""
 
     number: int
     text: str
     status: str
     tables: int = 0
     detail: str = ""
+    ocr: bool = False
 
 
 def open_pdf(path: Path) -> pdfium.PdfDocument:
@@ -59,6 +64,44 @@ def parse_page_range(path: str, start: int, stop: int) -> list[PageResult]:
     finally:
         lattice.close()
         document.close()
+
+
+def read_scanned(
+    path: str, results: list[PageResult], report: Callable[[str], None], *, threads: int = 0
+) -> list[PageResult]:
+    """Read the `scanned` pages among `results` by OCR (on `threads` cores, 0 for all); a page
+    OCR finds no text on stays so.
+
+    `report` is told `ocr-todo K` (the pages to read) first, then `ocr-page N` as each is read.
+    """
+    todo = [r for r in results if r.status == "scanned"]
+    if not todo:
+        return results
+    report(f"ocr-todo {len(todo)}")
+    read: dict[int, PageResult] = {}
+    document = open_pdf(Path(path))
+    try:
+        for result in todo:
+            read[result.number] = _ocr_one(document, result, threads)
+            report(f"ocr-page {result.number}")
+    finally:
+        document.close()
+    return [read.get(r.number, r) for r in results]
+
+
+def _ocr_one(document: pdfium.PdfDocument, result: PageResult, threads: int) -> PageResult:
+    page = document[result.number - 1]
+    try:
+        text, tables = read_page(page, threads=threads)
+    except ParseError:
+        raise  # OCR cannot start at all: no page of any file can be read
+    except Exception as exc:  # one page the engine chokes on must not cost the rest
+        return PageResult(result.number, "", "error", detail=f"OCR: {type(exc).__name__}: {exc}")
+    finally:
+        page.close()
+    if not text.strip():
+        return result
+    return PageResult(result.number, text, "ok", tables, ocr=True)
 
 
 def _parse_one(document: pdfium.PdfDocument, index: int, lattice: _LatticeReader) -> PageResult:
@@ -111,7 +154,12 @@ def _inside(word: Word, table: TableBlock) -> bool:
 
 def _result(page: pdfium.PdfPage, number: int, text: str, tables: int) -> PageResult:
     if text.strip():
-        return PageResult(number, text, "ok", tables)
+        # A garbage layer (fonts without a Unicode map) is read from the glyphs drawn, by OCR.
+        return (
+            PageResult(number, "", "scanned")
+            if garbled(text)
+            else PageResult(number, text, "ok", tables)
+        )
     images = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2)
     status = "scanned" if next(images, None) is not None else "blank"
     return PageResult(number, "", status)

@@ -28,10 +28,12 @@ BUILD_MODES = tuple(m.value for m in BuildMode)  # index, graph
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a parsed document. `number` is 1-based; non-paginated formats have one page 1."""
+    """One page of a parsed document. `number` is 1-based; non-paginated formats have one page 1.
+    `ocr`: its text was read by OCR from a scan, not from a text layer."""
 
     number: int
     text: str
+    ocr: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Chunk:
     page_end: int = 1
     line_start: int = 1
     line_end: int = 1
+    ocr: bool = False  # some of its pages were read by OCR (their words may be misread)
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ class Hit:
     line_start: int = 1
     line_end: int = 1
     kb: str = ""
+    ocr: bool = False  # its chunk was read by OCR from a scanned page
 
     def to_json(self) -> dict[str, Any]:
         """The hit as plain JSON-ready data (a notebook cell stores its hits so)."""
@@ -139,6 +143,7 @@ class Hit:
             "page": self.page,
             "line_start": self.line_start,
             "line_end": self.line_end,
+            "ocr": self.ocr,
             "heading_path": list(self.heading_path),
             "text": self.text,
             "strategies": dict(self.strategies),

@@ -350,6 +350,7 @@ def _hit(row: dict[str, Any], score: float, ranks: dict[str, int]) -> Hit:
         line_start=row["line_start"],
         line_end=row["line_end"],
         kb=row["kb"],
+        ocr=bool(row.get("ocr", 0)),
     )
 
 

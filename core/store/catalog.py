@@ -202,7 +202,7 @@ class Catalog:
             doc_id = int(cursor.lastrowid or 0)
             self.db.executemany(
                 "INSERT INTO chunks (document_id, kb_id, ordinal, text, heading_path, page_start,"
-                " page_end, line_start, line_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " page_end, line_start, line_end, ocr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         doc_id,
@@ -214,6 +214,7 @@ class Catalog:
                         c.page_end,
                         c.line_start,
                         c.line_end,
+                        int(c.ocr),
                     )
                     for c in chunks
                 ],
@@ -290,7 +291,7 @@ class Catalog:
         marks = ",".join("?" * len(chunk_ids))
         rows = self.db.rows(
             "SELECT c.id, c.document_id, c.kb_id, c.ordinal, c.text, c.heading_path, c.page_start,"
-            " c.page_end, c.line_start, c.line_end, d.source, d.title, d.status, k.name AS kb"
+            " c.page_end, c.line_start, c.line_end, c.ocr, d.source, d.title, d.status, k.name AS kb"
             " FROM chunks c JOIN documents d ON d.id = c.document_id"
             " JOIN knowledge_bases k ON k.id = c.kb_id"
             f" WHERE c.id IN ({marks})",

@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     page_end INTEGER NOT NULL,
     line_start INTEGER NOT NULL,
     line_end INTEGER NOT NULL,
+    ocr INTEGER NOT NULL DEFAULT 0,
     UNIQUE (document_id, ordinal)
 );
 CREATE INDEX IF NOT EXISTS chunks_kb ON chunks(kb_id);
@@ -72,7 +73,9 @@ END
 
 
 def migrate(db: Database) -> None:
-    """Add the columns of `knowledge_bases` that an older catalog lacks."""
+    """Add the columns of `knowledge_bases` and `chunks` that an older catalog lacks."""
+    if "ocr" not in db.columns("chunks"):  # before OCR: every chunk came from a text layer
+        db.execute("ALTER TABLE chunks ADD COLUMN ocr INTEGER NOT NULL DEFAULT 0")
     columns = db.columns("knowledge_bases")
     if "analysis" not in columns:  # built before BM25 analysis: those indexes stay raw
         db.execute("ALTER TABLE knowledge_bases ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0")

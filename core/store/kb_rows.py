@@ -21,7 +21,16 @@ from .sqlite import Database
 if TYPE_CHECKING:  # the Protocols name this module's types; the stores import its helpers
     from .contracts import CatalogProtocol, GraphStoreProtocol
 
-__all__ = ["KB_TABLES", "Ids", "Tables", "dump_kb", "dump_table", "load_kb", "load_table"]
+__all__ = [
+    "KB_TABLES",
+    "Ids",
+    "Tables",
+    "dump_kb",
+    "dump_table",
+    "load_kb",
+    "load_table",
+    "required_columns",
+]
 
 # Columns per table, in dependency order (a table only refers to tables before it). `kb_id` is
 # left out: on load it is the new knowledge base's id.
@@ -29,7 +38,8 @@ KB_TABLES: dict[str, tuple[str, ...]] = {
     table: tuple(columns.split())
     for table, columns in {
         "documents": "id source sha256 kind title pages chunks status error added_at",
-        "chunks": "id document_id ordinal text heading_path page_start page_end line_start line_end",
+        "chunks": "id document_id ordinal text heading_path page_start page_end line_start line_end"
+        " ocr",
         "questions": "id chunk_id text line_start line_end",
         "entities": "id key type name description aliases attributes",
         "entity_aliases": "key type entity_id",
@@ -39,6 +49,8 @@ KB_TABLES: dict[str, tuple[str, ...]] = {
         "degraded_chunks": "chunk_id reason",
     }.items()
 }
+# Columns a backup written before them lacks, and what such a row holds instead.
+_ADDED = {("chunks", "ocr"): 0}
 # Tables with a kb_id column; the others are found through the row they belong to.
 _HAS_KB = {"documents", "chunks", "questions", "entities", "entity_aliases", "relations"}
 # Foreign-key column -> the table whose ids it holds.
@@ -100,7 +112,8 @@ def load_table(
     sql = f"INSERT INTO {table} ({', '.join(own)}{kb_col}) VALUES ({marks})"
     for number, row in enumerate(rows, 1):
         try:
-            values = [_remap(ids, c, row[c]) for c in own] + ([kb_id] if kb_col else [])
+            values = [_remap(ids, c, _value(row, table, c)) for c in own]
+            values += [kb_id] if kb_col else []
             if table == "documents" and row["status"] == DocumentState.INDEXED:
                 values[own.index("status")] = "chunked"  # `indexed` once its vectors are in
             new_id = db.execute(sql, values).lastrowid
@@ -108,6 +121,17 @@ def load_table(
                 ids[table][int(row["id"])] = int(new_id or 0)
         except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
             raise ParseError(f"row {number} of {table} cannot be loaded ({exc})") from exc
+
+
+def required_columns(table: str) -> tuple[str, ...]:
+    """The columns a dumped row of `table` must have: all but those added since (`_ADDED`)."""
+    return tuple(c for c in KB_TABLES[table] if (table, c) not in _ADDED)
+
+
+def _value(row: Mapping[str, Any], table: str, column: str) -> Any:
+    if column not in row and (table, column) in _ADDED:
+        return _ADDED[table, column]
+    return row[column]
 
 
 def _remap(ids: Ids, column: str, value: Any) -> Any:
