@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from zhixing.core.answer import grounded_answer
-from zhixing.core.answer_reply import NOT_FOUND_EN
 from zhixing.core.answer_relevance import MAX_SCORED, SCORED_CHARS, relevance
+from zhixing.core.answer_reply import NOT_FOUND_EN
 from zhixing.core.models import Hit
 
 
