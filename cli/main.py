@@ -269,8 +269,9 @@ class _Progress:
         filled = int(width * min(event.done, total) / total)
         eta = f" ETA {event.eta_s:.0f}s" if event.eta_s else ""
         doing = f"{event.stage}: {event.message[:50]}"
-        if event.stage == "ocr":  # a long scan's pages are the progress worth seeing
-            doing = f"OCR page {event.step}/{event.steps}: {event.message[:40]}"
+        if event.stage in ("ocr", "vision"):  # a long scan's pages are the progress worth seeing
+            reader = "OCR" if event.stage == "ocr" else "vision"
+            doing = f"{reader} page {event.step}/{event.steps}: {event.message[:40]}"
         line = (
             f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total} documents,"
             f" {event.chunks} chunks{eta} · {doing}"

@@ -57,6 +57,10 @@ class Settings:
     embedding: str = "builtin"
     llm_concurrency: int = 8
     structured_output: str = "auto"
+    # A model at the same endpoint that takes images (ZHIXING_VISION_MODEL): it reads each page
+    # OCR read, and its text replaces OCR's only where it keeps OCR's words (core/build/vision.py);
+    # empty = OCR alone.
+    vision_model: str = ""
     # Logins are required (ZHIXING_AUTH=required): `zhixing serve` sets it on a non-loopback
     # address; localhost needs none (docs/architecture.md §10).
     auth_required: bool = False
@@ -96,6 +100,11 @@ class Settings:
             raise ConfigError(
                 f"ZHIXING_LANGUAGE is {self.language!r}; use one of {', '.join(LANGUAGES)}."
             )
+        if self.vision_model and not self.llm_configured:
+            raise ConfigError(
+                f"ZHIXING_VISION_MODEL is {self.vision_model!r} but no endpoint is configured;"
+                " set OPENAI_BASE_URL (or OPENAI_API_KEY), or leave ZHIXING_VISION_MODEL empty."
+            )
         if not (self.embedding in BUILTIN_EMBEDDINGS or self.embedding.startswith("openai:")):
             raise ConfigError(
                 f"ZHIXING_EMBEDDING is {self.embedding!r}; use 'builtin', 'e5-small' or "
@@ -134,6 +143,7 @@ class Settings:
             embedding=env.get("ZHIXING_EMBEDDING") or "builtin",
             llm_concurrency=llm_concurrency,
             structured_output=env.get("ZHIXING_STRUCTURED_OUTPUT") or "auto",
+            vision_model=(env.get("ZHIXING_VISION_MODEL") or "").strip(),
             auth_required=env.get("ZHIXING_AUTH", "").lower() == "required",
             language=(env.get("ZHIXING_LANGUAGE") or "auto").strip().lower(),
             langsmith_tracing=tracing,

@@ -22,6 +22,10 @@ connections are refused from then on; `start()` again brings it back on the same
 resuming a build). A "timeout" fault holds the request for `timeout_sleep_s` (or until stop).
 Every request waits `latency_s` first; `embedding_latency_s` sets the embeddings' own.
 
+A request may carry images (`image_url` parts of a user message, as a vision model is sent
+them): `images_of(request_json)` lists their URLs, so a responder can answer them and a test
+can check what was sent; the prompt text a responder reads leaves them out.
+
 Capability switches, for every request: `refuse` names features answered with HTTP 400 as
 unsupported ("json_schema", "json_object", "tools", "stream"); `tool_calls_as_text` writes a
 tool call as bare JSON text in `content` with no `tool_calls`, as llama-server with a small
@@ -45,7 +49,7 @@ from collections.abc import Callable, Collection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FAULTS", "FakeOpenAI", "default_responder", "hashed_embedding"]
+__all__ = ["FAULTS", "FakeOpenAI", "default_responder", "hashed_embedding", "images_of"]
 
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | str"]
 
@@ -90,6 +94,17 @@ def _prompt_text(body: dict[str, Any]) -> str:
         elif isinstance(content, list):
             parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
     return "\n".join(parts)
+
+
+def images_of(body: dict[str, Any]) -> list[str]:
+    """The URLs of the `image_url` parts of a request's messages, in order."""
+    return [
+        str((part.get("image_url") or {}).get("url", ""))
+        for message in body.get("messages", [])
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    ]
 
 
 def _schema_of(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:

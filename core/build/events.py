@@ -20,13 +20,15 @@ __all__ = [
 ]
 
 # What a build reports, roughly in order (docs/architecture.md §4); "ocr" counts the scanned
-# pages of one PDF as OCR reads them (`step` of `steps`, the document's name the message). Each batch of chunks goes
+# pages of one PDF as OCR reads them (`step` of `steps`, the document's name the message), and
+# "vision" the same pages as the vision model reads them (ZHIXING_VISION_MODEL). Each batch of chunks goes
 # through extraction ("entity graph" in graph mode, "question index" with an LLM in index mode),
 # "embedding" and "indexing" (its vectors written), while the next documents parse.
 STAGES = (
     "scan",
     "parse",
     "ocr",
+    "vision",
     "entity graph",
     "question index",
     "embedding",

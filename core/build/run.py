@@ -27,7 +27,8 @@ from ..errors import (
 from ..ingest import chunk_document
 from ..ingest.pdf import ParseCancelled, cancelling, reporting_ocr
 from ..ingest.pdf_streams import OcrProgress
-from ..models import KnowledgeBase, KnownDocument
+from ..llm.protocol import CallsCancelled
+from ..models import KnowledgeBase, KnownDocument, ParsedDocument
 from .batches import Batches
 from .durable import (
     BuildBusyError,
@@ -42,6 +43,7 @@ from .events import BuildReport, ItemFailure, Progress, ProgressSink
 from .pause import BuildCancelled, PauseGuard
 from .remove import remove_documents
 from .sources import Unit, collect_files, count_units, iter_units
+from .vision import read_scans
 
 if TYPE_CHECKING:
     from .pipeline import BuildPipeline
@@ -242,6 +244,7 @@ class BuildRun:
             # A cancel kills the PDF parser's processes; each page OCR reads is told.
             with cancelling(self.cancel), reporting_ocr(self._ocr_progress(unit.source)):
                 doc = unit.load()
+            doc = self._read_scans(unit, doc)
             chunks = chunk_document(
                 doc,
                 max_units=self.p.settings.chunk_units,
@@ -249,7 +252,7 @@ class BuildRun:
             )
             if not chunks:
                 raise ParseError(f"{unit.source} contains no text to index.")
-        except ParseCancelled:
+        except (ParseCancelled, CallsCancelled):
             raise BuildCancelled from None
         except ParseError as exc:
             self._fail(unit, str(exc), previous)
@@ -284,6 +287,17 @@ class BuildRun:
         states[unit.source] = KnownDocument(doc_id, unit.sha256, DocumentState.CHUNKED)
         self.batches.queue(doc, doc_id, chunk_ids, chunks, unit.source)
         self.report.added.append(unit.source)
+
+    def _read_scans(self, unit: Unit, doc: ParsedDocument) -> ParsedDocument:
+        """The pages OCR read, read again by the vision model where one is set (the model
+        adds, never subtracts: core/build/vision.py)."""
+        if not (self.p.settings.vision_model and self.p.llm and unit.path and doc.kind == "pdf"):
+            return doc
+
+        def report(done: int, todo: int) -> None:
+            self.progress.event("vision", unit.source, step=done, steps=todo, force=True)
+
+        return read_scans(doc, unit.path, self.p.llm, cancel=self.cancel, on_page=report)
 
     def _ocr_progress(self, source: str) -> OcrProgress:
         def report(done: int, todo: int) -> None:

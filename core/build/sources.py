@@ -27,6 +27,7 @@ class Unit:
     sha256: str
     kind: str
     load: Callable[[], ParsedDocument]
+    path: Path | None = None  # the file, for a reader that goes back to it (not a corpus line)
 
 
 def collect_files(paths: Sequence[Path]) -> tuple[list[tuple[Path, str]], list[ItemFailure]]:
@@ -106,7 +107,7 @@ def iter_units(
         def load(path: Path = path, source: str = source, kind: str = kind) -> ParsedDocument:
             return parse_file(path, source=source, kind=kind, workers=workers)
 
-        yield Unit(source=source, sha256=sha, kind=kind, load=load)
+        yield Unit(source=source, sha256=sha, kind=kind, load=load, path=path)
 
 
 def _unreadable(path: Path, source: str, error: str) -> Unit:

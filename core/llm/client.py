@@ -112,7 +112,10 @@ class LLMClient:
         return choose_method(self._prober.get(model))
 
     def model_for(self, role: Prompt[Any]) -> str:
-        """The model a role runs on: the fast model for `fast` roles, else the chat model."""
+        """The model a role runs on: the vision model for a role with an image, the fast model
+        for `fast` roles, else the chat model."""
+        if role.image:
+            return self.settings.vision_model or self.settings.chat_model
         if role.fast:
             return self.settings.fast_model or self.settings.chat_model
         return self.settings.chat_model
@@ -236,7 +239,7 @@ class LLMClient:
         rejections: Rejections | None,
         on_partial: Callable[[dict[str, Any]], None] | None = None,
     ) -> BaseModel:
-        messages: list[BaseMessage] = [SystemMessage(item.system), HumanMessage(item.user)]
+        messages: list[BaseMessage] = [SystemMessage(item.system), item.human()]
         result, problem, reply = self._attempt(item, messages, rejections, on_partial)
         if result is not None:
             return result

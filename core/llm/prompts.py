@@ -12,6 +12,7 @@ name, and a name taken twice is refused.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -25,17 +26,21 @@ from .schemas import ChunkKnowledge
 
 __all__ = [
     "CHUNK_KNOWLEDGE",
+    "IMAGE_URL_PREFIX",
     "GROUNDED_ANSWER",
     "PROMPTS",
     "SAME_ENTITY",
     "SUMMARIZE_DESCRIPTION",
     "EntityDescription",
     "GroundedAnswer",
+    "PAGE_READING",
+    "PageReading",
     "Prompt",
     "SameEntity",
     "chunk_knowledge_variables",
     "estimate_tokens",
     "number_lines",
+    "png_url",
 ]
 
 
@@ -61,6 +66,10 @@ class Prompt(Generic[T]):
     # Typical reply size in tokens for the given variables: only feeds the pre-build cost
     # estimate, so a rough figure per role is enough.
     completion_tokens: Callable[[Mapping[str, object]], int] = _no_output_estimate
+    # The variable that holds an image (a PNG `data:` URL) sent beside the rendered text as an
+    # `image_url` part, never rendered into it; "" for a text-only role. Such a role runs on the
+    # vision model (ZHIXING_VISION_MODEL).
+    image: str = ""
 
     def __post_init__(self) -> None:
         # A variant of a role (`dataclasses.replace(role, fast=True)`) keeps its name and asks
@@ -289,4 +298,57 @@ GROUNDED_ANSWER = Prompt(
     # The real 0.5B model's answers: 11-146 tokens; a strong model's answer grouped by
     # topic runs longer, so 300 x 3 = 900 (a runaway costs 900 tokens, not 1,200).
     completion_tokens=lambda _: 300,
+)
+
+
+# How an image variable starts: a PNG inline, the form OpenAI-compatible servers take.
+IMAGE_URL_PREFIX = "data:image/png;base64,"
+
+
+def png_url(png: bytes) -> str:
+    """A PNG as the `data:` URL an image variable holds."""
+    return IMAGE_URL_PREFIX + base64.b64encode(png).decode("ascii")
+
+
+class PageReading(BaseModel):
+    """The text of one scanned page, read from its image.
+
+    The text comes before `unreadable`: the verdict is written after the reading, not before it.
+    """
+
+    text: str = Field(
+        default="",
+        description="Every word on the page in reading order; tables as Markdown tables.",
+        # A dense A4 page of Chinese is about 1,500 characters; room for twice that, escaped.
+        json_schema_extra={"maxLength": 6000},
+    )
+    unreadable: bool = Field(
+        default=False,
+        description="True only when the image holds no text you can read; text is then empty.",
+    )
+
+
+_PAGE_SYSTEM = f"""\
+You transcribe scanned pages of a team's documents (standards, security baselines, checklists) \
+in Chinese and English, exactly as printed.
+{_DATA_NOT_INSTRUCTIONS}"""
+
+_PAGE_TEMPLATE = """\
+The image is one scanned page. Write its text:
+1. Every word as printed, in reading order: top to bottom; a page in two columns, the left \
+column first. Keep the language, numbering and punctuation; never translate, summarize or add.
+2. A heading on a line of its own; a paragraph on one line, lines that wrap rejoined.
+3. A table as a Markdown table, its header row first.
+4. Leave out nothing but page numbers and running headers or footers.
+If the page holds no text you can read, set unreadable to true and text to "".
+Answer with the structured output only."""
+
+PAGE_READING = Prompt(
+    name="page_reading",
+    system=_PAGE_SYSTEM,
+    template=_PAGE_TEMPLATE,
+    schema=PageReading,
+    # A dense page of Chinese: about 1,500 tokens.
+    completion_tokens=lambda _: 1500,
+    image="page_image",
 )

@@ -10,6 +10,7 @@ What to do with a reply (validation, salvage, repair) stays with the client (`co
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -17,13 +18,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, cast
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr
 
 from ..config import Settings
 from .cache import cache_key
-from .prompts import Prompt
+from .prompts import IMAGE_URL_PREFIX, Prompt
 from .retry import DEFAULT_BASE_URL
 
 __all__ = [
@@ -115,6 +117,18 @@ class Prepared:
     user: str
     key: str
     completion: int
+    image: str = ""  # a `data:` URL sent beside `user` (a role with an image, core.llm.prompts)
+
+    def human(self) -> HumanMessage:
+        """The user turn: the rendered text, and the image as an `image_url` part if any."""
+        if not self.image:
+            return HumanMessage(self.user)
+        return HumanMessage(
+            [
+                {"type": "text", "text": self.user},
+                {"type": "image_url", "image_url": {"url": self.image}},
+            ]
+        )
 
 
 def prepare(
@@ -130,7 +144,10 @@ def prepare(
             "\n\nReply with one JSON object, without prose or code fences, that matches"
             f" this JSON schema:\n{json.dumps(schema, ensure_ascii=False)}"
         )
-    key = cache_key(model, f"{role.system}\n\n{user}", schema)
+    image = _image(role, variables)
+    # The image enters the key by its digest: the same page read again is a cache hit.
+    seen = f"\n\n{hashlib.sha256(image.encode()).hexdigest()}" if image else ""
+    key = cache_key(model, f"{role.system}\n\n{user}{seen}", schema)
     return Prepared(
         role=role,
         model=model,
@@ -138,7 +155,18 @@ def prepare(
         user=user,
         key=key,
         completion=role.completion_tokens(variables),
+        image=image,
     )
+
+
+def _image(role: Prompt[Any], variables: Mapping[str, object]) -> str:
+    """The role's image variable, checked to be what the chat API takes: a PNG `data:` URL."""
+    if not role.image:
+        return ""
+    image = variables.get(role.image)
+    if not isinstance(image, str) or not image.startswith(IMAGE_URL_PREFIX):
+        raise ValueError(f"Prompt {role.name!r} needs {role.image!r}, a PNG data: URL.")
+    return image
 
 
 class Runnables:
