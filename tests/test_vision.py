@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +21,15 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI, default_responder, images_of
 from zhixing.core.build.events import BuildReport, ProgressEvent
-from zhixing.core.build.vision import judge
+from zhixing.core.build.vision import judge, read_scans
 from zhixing.core.config import Settings
 from zhixing.core.embed import BuiltinEmbedder
 from zhixing.core.errors import ConfigError
-from zhixing.core.llm.prompts import PageReading
+from zhixing.core.llm.client import LLMClient
+from zhixing.core.llm.prompts import PAGE_READING, PageReading, png_url
+from zhixing.core.llm.protocol import CallsCancelled
+from zhixing.core.llm.structured import prepare
+from zhixing.core.models import Page, ParsedDocument
 from zhixing.core.service import KnowledgeService
 
 SCANNED = Path(__file__).parent / "fixtures" / "scanned"
@@ -170,3 +176,31 @@ def test_the_vision_model_is_read_from_the_environment_and_needs_an_endpoint() -
     assert Settings.from_env({}).vision_model == ""
     with pytest.raises(ConfigError, match="ZHIXING_VISION_MODEL"):
         Settings.from_env({"ZHIXING_VISION_MODEL": "qwen2.5-vl"})
+
+
+def test_a_page_image_is_sent_as_an_image_part_and_keys_its_cache_entry() -> None:
+    def method(_: str) -> str:
+        return "json_schema"
+
+    first = prepare(PAGE_READING, {"page_image": png_url(b"page one")}, VISION, method)
+    second = prepare(PAGE_READING, {"page_image": png_url(b"page two")}, VISION, method)
+    assert first.user == second.user and first.key != second.key
+    text, image = first.human().content
+    assert isinstance(text, dict) and text["text"] == first.user
+    assert image == {"type": "image_url", "image_url": {"url": png_url(b"page one")}}
+    with pytest.raises(ValueError, match="page_image"):
+        prepare(PAGE_READING, {"page_image": "https://example.com/page.png"}, VISION, method)
+
+
+def test_a_cancel_stops_waiting_for_the_vision_model_at_once(first_page: Path) -> None:
+    doc = ParsedDocument("scan.pdf", "pdf", "scan", (Page(1, DRAWN, ocr=True),))
+    cancel = threading.Event()
+    with FakeOpenAI(reading(DRAWN), latency_s=5) as fake:
+        settings = Settings(
+            openai_base_url=fake.url, vision_model=VISION, structured_output="json_schema"
+        )
+        threading.Timer(0.3, cancel.set).start()
+        started = time.monotonic()
+        with pytest.raises(CallsCancelled):
+            read_scans(doc, first_page, LLMClient(settings), cancel=cancel)
+        assert time.monotonic() - started < 2
