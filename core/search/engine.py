@@ -31,6 +31,7 @@ from .fusion import (
     fusion_params,
     link_at,
 )
+from .languages import give_places
 from .registry import Ranked, RegisteredStrategy, StrategyInput, parse_strategies, registered
 from .rewrite import QueryRewrites, offline_rewrites, rewrite_queries
 from .signals import KeywordSignal
@@ -74,6 +75,8 @@ class StrategyLists:
     # per query, what BM25's top hits say of it (core/search/signals.py); None without keyword
     signals: list[KeywordSignal | None]
     seconds: dict[str, float] = field(default_factory=dict)  # per strategy, its wall time
+    # per query, the best chunks in the other language, where both are within dense's reach
+    other: Ranked = field(default_factory=list)
 
     def fuse(self, i: int, params: FusionParams | None = None) -> list[Fused[int]]:
         signal = self.signals[i]
@@ -159,7 +162,7 @@ class SearchEngine:
         fused = [lists.fuse(i, self.fusion) for i in range(len(queries))]
         if "keyword" in strategies:
             fused = self._link(fused, lists.named, kbs)
-        fused = [hits[:top_k] for hits in fused]
+        fused = [give_places(hits, lists.other[i], top_k)[:top_k] for i, hits in enumerate(fused)]
         rows = self.catalog.chunks_by_id(sorted({f.item for hits in fused for f in hits}))
         return [
             content_first(
@@ -226,8 +229,8 @@ class SearchEngine:
             kbs=kbs,
             depth=depth,
             to_chunks=self._to_chunks,
-            dense=lambda v, kinds: self.vectors.search_dense(
-                dim, v, kbs=ids, kinds=kinds, limit=depth
+            dense=lambda v, kinds, limit: self.vectors.search_dense(
+                dim, v, kbs=ids, kinds=kinds, limit=limit
             ),
             bm25=lambda texts: self._bm25(dim, list(texts), kbs, depth),
             titles=self.titles,
@@ -256,6 +259,11 @@ class SearchEngine:
             )
         vectors = timed("embedding", embed_queries, self.embedder, queries)()
         basic_f = self._pool.submit(timed("basic", runner.basic, vectors))
+        other_f = (
+            self._pool.submit(runner.other_language, vectors, list(queries))
+            if "basic" in strategies
+            else None
+        )
         futures: dict[str, Future[Ranked]] = {}
 
         def start(ready: list[RegisteredStrategy], batch: StrategyInput) -> None:
@@ -282,7 +290,10 @@ class SearchEngine:
         if keyword_f is not None:
             ranked["keyword"], found = keyword_f.result()
             signals = list(found)
-        return StrategyLists({name: ranked[name] for name in strategies}, named, signals, seconds)
+        other = other_f.result() if other_f is not None else [[] for _ in queries]
+        return StrategyLists(
+            {name: ranked[name] for name in strategies}, named, signals, seconds, other
+        )
 
     def _bm25(
         self, dim: int, texts: list[str], kbs: Sequence[KnowledgeBase], depth: int

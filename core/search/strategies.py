@@ -21,6 +21,8 @@ from ..store import Catalog, VectorStore
 from ..store.graph import GraphStore
 from ..store.vectors import VectorHit
 from ..text.entity_names import normalize_entity_name
+from ..text.language import is_chinese
+from .languages import OTHER_REACH, in_chinese, without_names
 from .query_terms import key_terms
 from .registry import Ranked, StrategyInput, register
 from .rewrite import QueryRewrites
@@ -52,12 +54,33 @@ class StrategyRunner:
     kbs: Sequence[KnowledgeBase]
     depth: int
     to_chunks: Callable[[list[list[VectorHit]]], list[list[int]]]
-    dense: Callable[[np.ndarray, Sequence[str]], list[list[VectorHit]]]
+    dense: Callable[[np.ndarray, Sequence[str], int], list[list[VectorHit]]]  # kinds, limit
     bm25: Callable[[Sequence[str]], list[list[VectorHit]]]
     titles: TitleIndex
 
     def basic(self, vectors: np.ndarray) -> list[list[int]]:
-        return self.to_chunks(self.dense(vectors, _DENSE_KINDS))
+        return self.to_chunks(self.dense(vectors, _DENSE_KINDS, self.depth))
+
+    def other_language(self, vectors: np.ndarray, queries: Sequence[str]) -> list[list[int]]:
+        """Per query, the best chunks in the other language than its own, where the dense
+        search reaches both languages; else none (core/search/languages.py)."""
+        bare = [without_names(q) for q in queries]
+        changed = [i for i, (q, b) in enumerate(zip(queries, bare, strict=True)) if q != b]
+        own = np.array(vectors, copy=True)
+        if changed:
+            own[changed] = embed_queries(self.embedder, [bare[i] for i in changed])
+        reach = self.to_chunks(self.dense(own, _DENSE_KINDS, OTHER_REACH))
+        rows = self.catalog.chunks_by_id(sorted({c for row in reach for c in row}))
+        chinese = {c: in_chinese(rows[c]["text"]) for c in rows}
+        out = []
+        for query, row in zip(queries, reach, strict=True):
+            asked = is_chinese(query)
+            other = [c for c in row if c in chinese and chinese[c] != asked]
+            # A corpus all in the other language (English questions over a Chinese standard)
+            # is what the dense list ranks already: no slot.
+            mixed = any(chinese.get(c) == asked for c in row)
+            out.append(other if mixed else [])
+        return out
 
     def keyword(
         self, queries: Sequence[str], rewrites: Sequence[QueryRewrites]
@@ -96,7 +119,9 @@ class StrategyRunner:
         flat = [p for ps in parts for p in ps]
         if not flat:
             return [[] for _ in rewrites]
-        lists = self.to_chunks(self.dense(embed_queries(self.embedder, flat), _DENSE_KINDS))
+        lists = self.to_chunks(
+            self.dense(embed_queries(self.embedder, flat), _DENSE_KINDS, self.depth)
+        )
         out, i = [], 0
         for ps in parts:
             own = lists[i : i + len(ps)]
@@ -145,7 +170,11 @@ class StrategyRunner:
         out: list[list[int]] = [[] for _ in texts]
         if wanted:
             lists = self.to_chunks(
-                self.dense(embed_queries(self.embedder, [texts[i] for i in wanted]), _DENSE_KINDS)
+                self.dense(
+                    embed_queries(self.embedder, [texts[i] for i in wanted]),
+                    _DENSE_KINDS,
+                    self.depth,
+                )
             )
             for i, ranked in zip(wanted, lists, strict=True):
                 out[i] = ranked
@@ -166,7 +195,7 @@ class StrategyRunner:
         return list(dict.fromkeys(found))
 
     def _linked_by_vector(self, vectors: np.ndarray) -> list[list[int]]:
-        hits = self.dense(vectors, ("entity",))
+        hits = self.dense(vectors, ("entity",), self.depth)
         return [[h.ref_id for h in row[:5] if h.score >= _ENTITY_LINK] for row in hits]
 
     def _levels(self, seeds: list[int]) -> dict[int, int]:
