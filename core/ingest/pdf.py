@@ -62,24 +62,27 @@ class ParseCancelled(Exception):  # noqa: N818 - a signal to the build, not a pa
 @contextmanager
 def cancelling(cancel: threading.Event) -> Iterator[None]:
     """Parse PDFs in this thread so that `cancel` kills their workers (ParseCancelled)."""
-    before = getattr(_CANCEL, "event", None)
-    _CANCEL.event = cancel
-    try:
+    with _bound(_CANCEL, "event", cancel):
         yield
-    finally:
-        _CANCEL.event = before
 
 
 @contextmanager
 def reporting_ocr(report: OcrProgress) -> Iterator[None]:
     """Parse PDFs in this thread so that `report` hears of each page OCR reads (from the
     threads that watch the worker processes)."""
-    before = getattr(_OCR, "report", None)
-    _OCR.report = report
+    with _bound(_OCR, "report", report):
+        yield
+
+
+@contextmanager
+def _bound(local: threading.local, name: str, value: object) -> Iterator[None]:
+    """`local.name` is `value` for the block, then what it was before."""
+    before = getattr(local, name, None)
+    setattr(local, name, value)
     try:
         yield
     finally:
-        _OCR.report = before
+        setattr(local, name, before)
 
 
 # Metadata titles that are really a file name or a tool's placeholder.
