@@ -4,6 +4,9 @@ method behind it and the Graph page's downloads; every file is read back with ne
 from __future__ import annotations
 
 import shutil
+import sqlite3
+import xml.etree.ElementTree as ET
+from contextlib import closing
 from pathlib import Path
 
 import networkx as nx
@@ -79,12 +82,114 @@ def test_names_that_xml_cannot_carry_still_give_a_file_that_parses(tmp_path):
     ]
     for fmt in GraphFormat:
         path = tmp_path / f"g.{fmt.value}"
-        path.write_bytes(graph_file("kb<&>", entities, relations, fmt))
+        path.write_bytes(graph_file("kb<&>", entities, relations, fmt, documents={7: "a.md"}))
         graph = _read(path)
         assert graph.nodes["1"]["label"] == 'ab</node><script>"&'
         assert graph.nodes["1"]["aliases"] == "x;y; 别名"
-        assert graph.nodes["2"]["mentions"] == 2 and "版本" in graph.nodes["2"]["attributes"]
+        assert graph.nodes["2"]["mentions"] == 2 and graph.nodes["2"]["attr.版本"] == 2
         assert sorted(d["relation"] for _, _, d in graph.edges(data=True)) == ["part_of", "uses"]
+
+
+def _declared_types(path: Path) -> dict[str, str]:
+    """Each node attribute's name and the type the file declares for it, read from the XML."""
+    root = ET.parse(path).getroot()
+    if path.suffix == ".gexf":
+        return {
+            a.get("title", ""): a.get("type", "")
+            for a in root.iter("{http://www.gexf.net/1.2draft}attribute")
+        }
+    keys = root.iter("{http://graphml.graphdrawing.org/xmlns}key")
+    return {k.get("attr.name", ""): k.get("attr.type", "") for k in keys if k.get("for") == "node"}
+
+
+def _edge_ids(path: Path) -> dict[str, tuple[str, str]]:
+    """Each edge's id in the file with the ids of its two ends, read from the XML."""
+    root = ET.parse(path).getroot()
+    return {
+        e.get("id", ""): (e.get("source", ""), e.get("target", ""))
+        for e in root.iter()
+        if e.tag.endswith("}edge")
+    }
+
+
+def test_entity_attributes_become_typed_attributes_of_their_own(tmp_path):
+    entities = [
+        StoredEntity(1, "A", "technology", attributes={"版本": "2", "开源": "true", "大小": "1"}),
+        StoredEntity(
+            2,
+            "B",
+            "technology",
+            attributes={"版本": "3", "开源": "False", "大小": "1.5", "电话": "0571"},
+        ),
+        StoredEntity(3, "C", "concept", attributes={"版本": "３"}),  # a full-width digit
+    ]
+    # Whole numbers in long, numbers in double, booleans in boolean, the rest in string: one
+    # type per attribute, the one every value of it reads as.
+    expected = {
+        "graphml": {"attr.版本": "string", "attr.开源": "boolean", "attr.大小": "double"},
+        "gexf": {"attr.版本": "string", "attr.开源": "boolean", "attr.大小": "double"},
+    }
+    for fmt in GraphFormat:
+        path = tmp_path / f"g.{fmt.value}"
+        path.write_bytes(graph_file("kb", entities, [], fmt, documents={}))
+        declared = _declared_types(path)
+        assert {k: declared[k] for k in expected[fmt.value]} == expected[fmt.value]
+        assert declared["attr.电话"] == "string"  # a leading zero: kept as written
+        assert "attributes" not in declared  # no JSON string left beside them
+        graph = _read(path)
+        assert graph.nodes["1"]["attr.开源"] is True and graph.nodes["2"]["attr.开源"] is False
+        assert graph.nodes["2"]["attr.大小"] == 1.5 and graph.nodes["1"]["attr.大小"] == 1.0
+        assert graph.nodes["2"]["attr.电话"] == "0571"
+        assert graph.nodes["3"]["attr.版本"] == "３" and "attr.电话" not in graph.nodes["1"]
+    only_ints = [StoredEntity(1, "A", "t", attributes={"年份": "2024"}), StoredEntity(2, "B", "t")]
+    for fmt in GraphFormat:
+        path = tmp_path / f"ints.{fmt.value}"
+        path.write_bytes(graph_file("kb", only_ints, [], fmt, documents={}))
+        assert _declared_types(path)["attr.年份"] == "long"
+        assert _read(path).nodes["1"]["attr.年份"] == 2024
+
+
+def test_each_node_names_the_documents_and_chunks_that_mention_it(tmp_path):
+    entities = [
+        StoredEntity(1, "bcrypt", "technology", chunks=[4, 7, 9]),
+        StoredEntity(2, "MD5", "technology"),
+    ]
+    sources = {4: "docs/口令.md", 7: "docs/口令.md", 9: "auth.pdf", 5: "other.txt"}
+    for fmt in GraphFormat:
+        path = tmp_path / f"g.{fmt.value}"
+        path.write_bytes(graph_file("kb", entities, [], fmt, documents=sources))
+        node, unmentioned = _read(path).nodes["1"], _read(path).nodes["2"]
+        assert node["documents"] == "auth.pdf; docs/口令.md" and node["document_count"] == 2
+        assert node["chunks"] == "4; 7; 9" and node["mentions"] == 3
+        assert (unmentioned["documents"], unmentioned["chunks"]) == ("", "")
+        assert unmentioned["document_count"] == unmentioned["mentions"] == 0
+
+
+def test_both_formats_give_each_relation_the_same_edge_id(home, embedder, tmp_path):
+    for suffix in ("graphml", "gexf"):
+        zx(home, "graph", "kb", "--export", str(tmp_path / f"graph.{suffix}"))
+    with KnowledgeService(Settings(home=home), embedder=embedder) as svc:
+        stats = svc.graph.stats("kb")
+        bcrypt = svc.graph.neighbourhood("kb", "bcrypt", hops=1)
+        (seed,) = [n for n in bcrypt.nodes if n.name == "bcrypt"]
+        details = svc.graph.entity("kb", seed.id)
+    graphml, gexf = _edge_ids(tmp_path / "graph.graphml"), _edge_ids(tmp_path / "graph.gexf")
+    assert graphml == gexf and len(gexf) == stats.relations > 10
+    # The ids are the relations' own, and each edge joins the entities its relation joins.
+    with closing(sqlite3.connect(home / "catalog.db")) as db:
+        rows = db.execute(
+            "SELECT r.id, r.source_id, r.target_id FROM relations r"
+            " JOIN knowledge_bases k ON k.id = r.kb_id WHERE k.name = 'kb'"
+        ).fetchall()
+    assert gexf == {str(i): (str(source), str(target)) for i, source, target in rows}
+    # The real knowledge base's node leads back to the chunks the entity page lists.
+    node = _read(tmp_path / "graph.gexf").nodes[str(seed.id)]
+    chunk_ids = {int(c) for c in node["chunks"].split("; ")}
+    assert {c.chunk_id for c in details.chunks} <= chunk_ids and details.chunks
+    sources = node["documents"].split("; ")
+    assert node["document_count"] == len(sources) >= 1
+    for chunk in details.chunks:
+        assert any(chunk.document == s or chunk.document.endswith(f"({s})") for s in sources)
 
 
 def test_bad_export_requests_get_one_sentence_and_leave_files_alone(home, tmp_path):

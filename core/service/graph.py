@@ -46,7 +46,8 @@ class Graph:
                 f"{kb.name!r} has no entity graph to export; build it with --mode graph"
                 " (增强知识图谱索引) first."
             )
-        return graph_file(kb.name, entities, relations, GraphFormat.parse(fmt))
+        sources = self._access.home.catalog.chunk_sources(kb.id)
+        return graph_file(kb.name, entities, relations, GraphFormat.parse(fmt), documents=sources)
 
     def view(
         self,

@@ -301,6 +301,15 @@ class Catalog:
             row["heading_path"] = tuple(json.loads(row["heading_path"]))
         return {r["id"]: r for r in rows}
 
+    def chunk_sources(self, kb_id: int) -> dict[int, str]:
+        """The source of each chunk's document in a knowledge base, keyed by chunk id."""
+        rows = self.db.rows(
+            "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " WHERE c.kb_id = ?",
+            (kb_id,),
+        )
+        return {int(r["id"]): r["source"] for r in rows}
+
     def chunk_ids(self, kb_id: int, documents: Sequence[int] | None = None) -> list[int]:
         """The ids of a knowledge base's chunks, or of those of some of its documents, in
         id order (what the graph is told when it forgets or counts chunks)."""
