@@ -124,6 +124,17 @@ def test_add_docs_search_and_remove(home, notes):
     assert [d["document"] for d in docs] == ["csrf.txt"]
 
 
+def test_search_all_json_names_each_hits_knowledge_base(home, notes):
+    zx(home, "kb", "create", "web")
+    zx(home, "kb", "create", "页面")
+    zx(home, "add", "web", str(notes / "csrf.txt"))
+    zx(home, "add", "页面", str(notes / "xss.md"))
+    query = ["search", "--all", "跨站脚本 XSS SameSite cookies", "--json", "--top-k", "10"]
+    hits = json.loads(zx(home, *query).stdout)["hits"]
+    found = {(h["document"], h["knowledge_base"]) for h in hits}
+    assert found == {("csrf.txt", "web"), ("xss.md", "页面")}
+
+
 def test_batch_search_prints_one_line_per_query(home, notes, tmp_path):
     zx(home, "kb", "create", "web")
     zx(home, "add", "web", str(notes))

@@ -206,6 +206,15 @@ def test_chunks_by_id_carry_their_document_and_knowledge_base(home: Home) -> Non
     assert home.catalog.chunks_by_id([]) == {}
 
 
+def test_chunk_sources_name_each_chunks_document_in_one_knowledge_base_only(home: Home) -> None:
+    kb, other = home.catalog.create_kb("kb"), home.catalog.create_kb("other")
+    _, a = _document(home, kb, "a.md")
+    _, b = _document(home, kb, "docs/b.md", chunks=1)
+    _document(home, other, "c.md")
+    assert home.catalog.chunk_sources(kb.id) == {a[0]: "a.md", a[1]: "a.md", b[0]: "docs/b.md"}
+    assert home.catalog.chunk_sources(home.catalog.create_kb("empty").id) == {}
+
+
 def test_chunk_ids_are_a_knowledge_bases_or_some_documents_in_id_order(home: Home) -> None:
     kb, other = home.catalog.create_kb("kb"), home.catalog.create_kb("other")
     a, a_chunks = _document(home, kb, "a.md")
