@@ -19,7 +19,6 @@ The retriever then fills up with the best of each direct search on its own (`FIL
 from __future__ import annotations
 
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -84,12 +83,7 @@ class ZhixingRetriever(BaseRetriever):
     def __enter__(self) -> ZhixingRetriever:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _get_relevant_documents(
