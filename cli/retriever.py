@@ -71,7 +71,12 @@ class ZhixingRetriever(BaseRetriever):
 
         env = dict(os.environ) if home is None else {**os.environ, "ZHIXING_HOME": str(home)}
         settings = Settings.from_env(env)
-        retriever = cls(service=KnowledgeService(settings), **options)
+        service = KnowledgeService(settings)
+        try:
+            retriever = cls(service=service, **options)
+        except Exception:  # an option refused (top_k=0): the home opened for it closes again
+            service.close()
+            raise
         retriever._owned = True
         return retriever
 

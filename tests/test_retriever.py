@@ -76,6 +76,8 @@ def test_a_with_block_closes_the_service_it_opened_and_leaves_a_lent_one_open(ho
         assert retriever.invoke("session timeout")
     with pytest.raises(Exception, match="closed"):
         retriever.service.search.query("session timeout", ["kb"])
+    with pytest.raises(ValueError, match="top_k"):
+        ZhixingRetriever.from_home(home, top_k=0)
     with KnowledgeService(Settings(home=home)) as service:
         with ZhixingRetriever(service=service, knowledge_bases=["kb"]) as lent:
             assert lent.invoke("session timeout")
