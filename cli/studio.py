@@ -9,7 +9,10 @@ from the run's context, which Studio shows as a form:
     ask:  {"knowledge_bases": ["kb"], "max_rounds": 3, "top_k": 10}      input {"question": ...}
     task: {"knowledge_bases": ["kb"], "workspace": "/path/to/code"}      input {"task": ...}
 
-With no knowledge bases named, a run searches all of them.
+With no knowledge bases named, a run searches all of them. The input and output are the flows'
+schemas (core/ask/state.py `AskInput`/`AskOutput`, core/task/state.py `TaskInput`/`TaskOutput`),
+not the whole state; a missing question or an unknown knowledge base fails with one sentence
+(core/agents/binding.py).
 """
 
 from __future__ import annotations

@@ -35,16 +35,14 @@ def home(tmp_path, sample_home):  # noqa: ANN201
 
 def test_documents_carry_where_the_text_is(home, monkeypatch) -> None:
     monkeypatch.delenv("ZHIXING_EMBEDDING", raising=False)
-    retriever = ZhixingRetriever.from_home(home, knowledge_bases=["kb"], top_k=3)
-    try:
+    with ZhixingRetriever.from_home(home, knowledge_bases=["kb"], top_k=3) as retriever:
         docs = retriever.invoke("How long until an idle session expires?")
-    finally:
-        retriever.close()
-    assert 1 <= len(docs) <= 3 and all(isinstance(d, Document) for d in docs)
+    assert len(docs) == 3 and all(isinstance(d, Document) for d in docs)
     top = docs[0]
     assert "15 minutes" in top.page_content
     meta = top.metadata
     assert meta["knowledge_base"] == "kb" and meta["document"].endswith(".md")
+    assert all(d.metadata["source"] == d.metadata["document"] for d in docs)
     assert meta["chunk_id"] == int(top.id) > 0
     assert 1 <= meta["line_start"] <= meta["line_end"] and meta["page"] >= 0
     assert meta["strategies"] and meta["score"] > 0
@@ -52,6 +50,38 @@ def test_documents_carry_where_the_text_is(home, monkeypatch) -> None:
     sample = ROOT / "app" / "samples" / Path(meta["document"]).name
     lines = sample.read_text(encoding="utf-8").splitlines()
     assert "15 minutes" in "\n".join(lines[meta["line_start"] - 1 : meta["line_end"]])
+
+
+def test_three_asked_are_three_returned_with_the_chinese_chunk_that_answers(
+    home, monkeypatch
+) -> None:
+    # Offline the keyword search matches this question squarely, so the fusion keeps only its
+    # one hit; the dense search's best (the Chinese session rule) must still come back.
+    monkeypatch.delenv("ZHIXING_EMBEDDING", raising=False)
+    question = "How long until an idle session expires?"
+    with ZhixingRetriever.from_home(home, knowledge_bases=["kb"], top_k=3) as retriever:
+        fused = retriever.service.search.query(question, ["kb"], top_k=3)
+        docs = retriever.invoke(question)
+        one = ZhixingRetriever(service=retriever.service, knowledge_bases=["kb"], top_k=1)
+        assert len(one.invoke(question)) == 1
+    assert len(fused) < 3  # the case the retriever fills up
+    assert [d.metadata["chunk_id"] for d in docs[: len(fused)]] == [h.chunk_id for h in fused]
+    assert len({d.id for d in docs}) == 3
+    chinese = [d for d in docs if d.metadata["source"] == "java-secure-coding-zh.md"]
+    assert any("15" in d.page_content and "会话" in d.page_content for d in chinese)
+
+
+def test_a_with_block_closes_the_service_it_opened_and_leaves_a_lent_one_open(home) -> None:
+    with ZhixingRetriever.from_home(home, knowledge_bases=["kb"]) as retriever:
+        assert retriever.invoke("session timeout")
+    with pytest.raises(Exception, match="closed"):
+        retriever.service.search.query("session timeout", ["kb"])
+    with pytest.raises(ValueError, match="top_k"):
+        ZhixingRetriever.from_home(home, top_k=0)
+    with KnowledgeService(Settings(home=home)) as service:
+        with ZhixingRetriever(service=service, knowledge_bases=["kb"]) as lent:
+            assert lent.invoke("session timeout")
+        assert service.search.query("session timeout", ["kb"])  # still open
 
 
 def test_the_retriever_feeds_an_lcel_chain_that_answers_from_it(home, monkeypatch) -> None:

@@ -65,7 +65,10 @@ def test_langgraph_json_opens_the_ask_graph_and_a_run_answers_from_the_knowledge
     ask = graphs["ask"]
     drawn = set(ask.get_graph().nodes) - {"__start__", "__end__"}
     assert drawn == {"plan", "retrieve", "evaluate", "refine", "merge", "answer"}
-    assert "question" in ask.get_input_jsonschema()["properties"]
+    # The form asks for the question alone, and the run returns the answer and its evidence.
+    inputs = ask.get_input_jsonschema()
+    assert set(inputs["properties"]) == {"question"} and inputs["required"] == ["question"]
+    assert set(ask.get_output_jsonschema()["properties"]) == {"answer", "merged"}
     assert {"knowledge_bases", "max_rounds", "top_k"} <= set(
         ask.get_context_jsonschema()["properties"]
     )
@@ -84,6 +87,7 @@ def test_langgraph_json_opens_the_ask_graph_and_a_run_answers_from_the_knowledge
     answer = final["answer"].to_json()
     assert answer["found"] and "15" in answer["answer"]
     assert any(".md" in c["document"] for c in answer["citations"])
+    assert final["merged"] and all(hit.text for hit in final["merged"])
 
 
 def test_langgraph_json_opens_the_task_graph_and_a_run_audits_the_named_folder(
@@ -94,6 +98,9 @@ def test_langgraph_json_opens_the_task_graph_and_a_run_audits_the_named_folder(
     drawn = set(task.get_graph().nodes) - {"__start__", "__end__"}
     assert drawn == {"research", "plan", "replan", "execute", "report"}
     assert "workspace" in task.get_context_jsonschema()["properties"]
+    inputs = task.get_input_jsonschema()
+    assert set(inputs["properties"]) == {"task"} and inputs["required"] == ["task"]
+    assert set(task.get_output_jsonschema()["properties"]) == {"report", "findings", "warnings"}
     code = tmp_path / "code" / "src"
     code.mkdir(parents=True)
     (code / "Lookup.java").write_text(
@@ -114,9 +121,30 @@ def test_langgraph_json_opens_the_task_graph_and_a_run_audits_the_named_folder(
         context={"knowledge_bases": ["kb"], "workspace": str(code.parent)},
         config={"run_id": uuid.uuid4()},
     )
-    assert final["report"].strip()
+    assert set(final) <= {"report", "findings", "warnings"} and final["report"].strip()
     sql = [f for f in final["findings"] if f.cwe == 89]
     assert sql and sql[0].file.endswith("Lookup.java")
+
+
+def test_an_unknown_knowledge_base_reaches_the_client_as_its_sentence(studio) -> None:
+    _, graphs = studio
+    for name, inputs in (("ask", {"question": "timeout?"}), ("task", {"task": "Audit it"})):
+        with pytest.raises(ValueError) as raised:  # a built-in: the host shows its message
+            graphs[name].invoke(
+                inputs, context={"knowledge_bases": ["nope"]}, config={"run_id": uuid.uuid4()}
+            )
+        assert str(raised.value).startswith("There is no knowledge base named 'nope'")
+        assert "(known: kb)" in str(raised.value)
+
+
+def test_a_missing_or_blank_question_or_task_is_named_in_one_sentence(studio) -> None:
+    _, graphs = studio
+    for name, inputs in (("ask", {}), ("ask", {"question": "  "}), ("task", {})):
+        key = "question" if name == "ask" else "task"
+        with pytest.raises(ValueError, match=f'input needs a "{key}"'):
+            graphs[name].invoke(
+                inputs, context={"knowledge_bases": ["kb"]}, config={"run_id": uuid.uuid4()}
+            )
 
 
 def test_one_context_serves_a_whole_run_and_each_run_gets_its_own() -> None:
@@ -130,11 +158,23 @@ def test_one_context_serves_a_whole_run_and_each_run_gets_its_own() -> None:
 
     graph = build_bound_graph(resolve, dict)
     for n in (1, 2):
-        final = graph.invoke(
-            {"question": "anything at all"}, context={"run": n}, config={"run_id": uuid.uuid4()}
-        )
-        assert final["round"] >= 2  # several nodes ran, over more than one round
+        steps = [
+            node
+            for update in graph.stream(
+                {"question": "anything at all"},
+                context={"run": n},
+                config={"run_id": uuid.uuid4()},
+                stream_mode="updates",
+            )
+            for node in update
+        ]
+        assert steps.count("retrieve") >= 2  # several nodes ran, over more than one round
         assert made == [{"run": i} for i in range(1, n + 1)]  # resolved once per run
+    # A run's result is the output schema's fields (the streamed values show the whole state).
+    final = graph.invoke(
+        {"question": "anything"}, context={"run": 3}, config={"run_id": uuid.uuid4()}
+    )
+    assert set(final) == {"answer", "merged"} and not final["answer"].found
 
 
 def _not_found(question: str, evidence: Any, aspects: Any) -> Any:

@@ -10,29 +10,47 @@ afresh and the later nodes of the same run reuse it, keyed by the run's id (Lang
 gives every run one), else its thread, else its options object. Contexts are frozen and hold no
 run state (that is the graph's state: the task agent's analysis, its review budget), so a
 context reused is the same as one resolved again.
+
+A host shows its client the message of a built-in exception but words any other as "An internal
+error occurred" (issue 38: a missing question reached Studio as `KeyError: 'question'`, an
+unknown knowledge base's `NotFoundError` as that phrase). So a bound node re-raises Zhixing's
+own errors as a `ValueError` with the same sentence, and the entry node first checks that the
+input holds what the graph needs (`required`), in a sentence of its own.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-__all__ = ["Resolver", "RunContexts"]
+from ..errors import ZhixingError
+
+__all__ = ["Resolver", "RunContexts", "missing_input"]
 
 Resolver = Callable[[Any], Any]  # the run's context (JSON options or None) -> the nodes' context
 
 _KEPT = 64  # runs remembered at once: more than a host runs in parallel
 
 
+def missing_input(state: Mapping[str, Any], required: Collection[str]) -> str | None:
+    """The sentence for the first required input that is absent or blank; None when all are
+    there."""
+    for key in sorted(required):
+        value = state.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return f'The run\'s input needs a "{key}": type one in the input form, e.g. {{"{key}": "..."}}.'
+    return None
+
+
 class RunContexts:
     """The nodes' context of each run of one bound graph."""
 
-    def __init__(self, resolve: Resolver, entry: str) -> None:
-        self._resolve, self._entry = resolve, entry
+    def __init__(self, resolve: Resolver, entry: str, required: Collection[str] = ()) -> None:
+        self._resolve, self._entry, self._required = resolve, entry, tuple(required)
         self._lock = threading.Lock()
         self._runs: OrderedDict[Any, Any] = OrderedDict()
 
@@ -55,7 +73,13 @@ class RunContexts:
         fresh = name == self._entry
 
         def bound(state: Any, runtime: Runtime[Any]) -> Any:
-            return node(state, runtime.override(context=self._context(runtime, fresh)))
+            missing = missing_input(state, self._required) if fresh else None
+            if missing:
+                raise ValueError(missing)
+            try:
+                return node(state, runtime.override(context=self._context(runtime, fresh)))
+            except ZhixingError as err:  # a built-in, so the host shows the sentence (above)
+                raise ValueError(str(err)) from err
 
         bound.__name__ = getattr(node, "__name__", name)
         bound.__doc__ = node.__doc__

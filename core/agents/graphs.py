@@ -41,6 +41,10 @@ class Flow(Generic[StateT, ContextT]):
     wire: Wire
     name: str
     entry: str
+    # What a host (Studio) sends and gets back: a few fields, not the whole state. The input's
+    # required keys are checked at the entry (binding.py). Zhixing's own runs use the state.
+    inputs: type[Any] | None = None
+    outputs: type[Any] | None = None
 
     def build(
         self, checkpointer: BaseCheckpointSaver[Any] | None = None
@@ -53,10 +57,17 @@ class Flow(Generic[StateT, ContextT]):
 
     def bind(
         self, resolve: Resolver, options: type[Any]
-    ) -> CompiledStateGraph[StateT, Any, StateT, StateT]:
+    ) -> CompiledStateGraph[StateT, Any, Any, Any]:
         """The same graph for a host that runs it with JSON options (`options`, a TypedDict, is
         its context schema): each node gets `resolve(options)`, the nodes' context
-        (binding.py; LangGraph Studio through cli/studio.py)."""
-        graph = StateGraph(self.state, context_schema=options)
-        self.wire(graph, RunContexts(resolve, entry=self.entry).bind)
+        (binding.py; LangGraph Studio through cli/studio.py). It takes `inputs` and returns
+        `outputs`, where the flow names them."""
+        graph = StateGraph(
+            self.state,
+            context_schema=options,
+            input_schema=self.inputs,
+            output_schema=self.outputs,
+        )
+        required: frozenset[str] = getattr(self.inputs, "__required_keys__", frozenset())
+        self.wire(graph, RunContexts(resolve, entry=self.entry, required=required).bind)
         return graph.compile(name=self.name)

@@ -29,7 +29,7 @@ from ..models import Hit
 from ..trace import AskSink, TraceEvent
 from . import answering, judge, nodes
 from .configuration import AgentContext, AnswerLike
-from .state import AgentState
+from .state import AgentState, AskInput, AskOutput
 
 __all__ = [
     "AgenticResult",
@@ -82,7 +82,15 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_conditional_edges("answer", route_after_answer, ["refine", END])
 
 
-_FLOW = Flow(AgentState, AgentContext, _wire, name="agentic_retrieval", entry="plan")
+_FLOW = Flow(
+    AgentState,
+    AgentContext,
+    _wire,
+    name="agentic_retrieval",
+    entry="plan",
+    inputs=AskInput,
+    outputs=AskOutput,
+)
 build_graph = _FLOW.build  # the compiled graph, with a checkpointer when runs go on threads
 build_bound_graph = _FLOW.bind  # the graph for a host (LangGraph Studio) that runs it with JSON
 

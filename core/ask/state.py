@@ -20,7 +20,7 @@ from ..agents.memory import remember
 from ..models import Hit
 from ..search.rewrite import QueryRewrites
 
-__all__ = ["AgentState", "Evidence", "Query", "keep_best_evidence"]
+__all__ = ["AgentState", "AskInput", "AskOutput", "Evidence", "Query", "keep_best_evidence"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,17 @@ class AgentState(TypedDict, total=False):
     merged: list[Hit]
     answer: Any  # a `core.answer.Answer` (typed loosely: LangGraph resolves the hints)
     again: bool  # the answer found nothing though the judge said sufficient: refine once more
+
+
+class AskInput(TypedDict):
+    """What a host (LangGraph Studio) sends a run: the question. The knowledge bases and the
+    rounds are the run's options (its context), not its input."""
+
+    question: str
+
+
+class AskOutput(TypedDict, total=False):
+    """What a host gets back: the answer (with its citations) and the evidence it rests on."""
+
+    answer: Any  # a `core.answer.Answer`: answer, found, citations
+    merged: list[Hit]  # the merged evidence, best first

@@ -23,7 +23,15 @@ from ..agents.streaming import stream_run
 from ..trace import EventSink, TraceEvent
 from . import nodes
 from .configuration import TaskContext
-from .state import Finding, KnowledgeRef, Subtask, SubtaskOutcome, TaskState
+from .state import (
+    Finding,
+    KnowledgeRef,
+    Subtask,
+    SubtaskOutcome,
+    TaskInput,
+    TaskOutput,
+    TaskState,
+)
 
 __all__ = [
     "TaskResult",
@@ -55,7 +63,15 @@ def _wire(graph: StateGraph[Any, Any, Any, Any], node: Callable[[str, Any], Any]
     graph.add_edge("report", END)
 
 
-_FLOW = Flow(TaskState, TaskContext, _wire, name="task_agent", entry="research")
+_FLOW = Flow(
+    TaskState,
+    TaskContext,
+    _wire,
+    name="task_agent",
+    entry="research",
+    inputs=TaskInput,
+    outputs=TaskOutput,
+)
 build_graph = _FLOW.build  # the compiled graph, with a checkpointer when runs go on threads
 build_bound_graph = _FLOW.bind  # the graph for a host (LangGraph Studio) that runs it with JSON
 

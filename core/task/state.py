@@ -20,7 +20,16 @@ from ..agents.memory import remember
 from ..audit import AuditResult
 from ..models import Hit
 
-__all__ = ["Finding", "KnowledgeRef", "Subtask", "SubtaskOutcome", "TaskState", "knowledge_ref"]
+__all__ = [
+    "Finding",
+    "KnowledgeRef",
+    "Subtask",
+    "SubtaskOutcome",
+    "TaskInput",
+    "TaskOutput",
+    "TaskState",
+    "knowledge_ref",
+]
 
 HEURISTIC_NOTE = "unconfirmed heuristic"
 
@@ -150,3 +159,18 @@ class TaskState(TypedDict, total=False):
     analysis: Annotated[AuditResult | None, UntrackedValue]
     confirmations: int
     tool_turns: bool | None
+
+
+class TaskInput(TypedDict):
+    """What a host (LangGraph Studio) sends a run: the task. The knowledge bases and the
+    workspace are the run's options (its context), not its input."""
+
+    task: str
+
+
+class TaskOutput(TypedDict, total=False):
+    """What a host gets back: the report, the findings, and what the user must know."""
+
+    report: str
+    findings: list[Finding]
+    warnings: list[str]
