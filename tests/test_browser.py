@@ -201,6 +201,12 @@ def _cell(page, question: str, mode: str = "回答") -> None:
     box = page.locator(".st-key-recall-query input")
     box.fill(question)
     box.press("Enter")
+    # The page empties the box once it has taken the cell: on a busy machine the rerun can
+    # start later than settle's first look, which would then read the page before the cell.
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-recall-query input')?.value === ''",
+        timeout=120_000,
+    )
     settle(page)
 
 

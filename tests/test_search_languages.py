@@ -57,6 +57,10 @@ def test_the_other_languages_chunks_take_their_places_after_the_first_five() -> 
     # One among the first ten already stays where it is; a page of five has no place for them.
     assert give_places(fused, [3, 101], top_k=10)[2].item == 3
     assert [f.item for f in give_places(fused, [100], top_k=5)[:5]] == [1, 2, 3, 4, 5]
+    # A short list (the fusion left out what only a list of no weight ranked): it comes last,
+    # scored as the one before it.
+    short = give_places(fused[:3], [100], top_k=10)
+    assert [f.item for f in short] == [1, 2, 3, 100] and short[-1].score == fused[2].score
 
 
 @pytest.fixture(scope="module")

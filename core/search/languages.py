@@ -58,6 +58,7 @@ def give_places(fused: Sequence[Fused[int]], other: Sequence[int], top_k: int) -
         if rank > top_k or chunk in {f.item for f in out[:top_k]}:
             continue
         rest = [f for f in out[rank - 1 :] if f.item != chunk]
-        score = out[rank - 2].score if len(out) >= rank - 1 else 0.0
+        # The score of what stands just before it: the fusion gave it none of its own.
+        score = out[min(rank - 1, len(out)) - 1].score if out else 0.0
         out = [*out[: rank - 1], Fused(chunk, score=score, ranks={"other language": n}), *rest]
     return out
