@@ -13,8 +13,8 @@ come from.
 An acronym is written alike in both languages, so it outweighs the rest of a question across
 them: "What does ASVS require for session tokens?" finds the Chinese chapters that say "ASVS"
 (the preface, how to use the standard), not V3. The other language's search leaves such names
-out when the question keeps two key terms without them; BM25 and the first list still match
-them as written. Pure functions.
+out when the question keeps two key terms without them; BM25 and the fused dense list still
+match them as written. Pure functions.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..text.chinese import CJK
+from ..text.language import is_chinese_prose
 from .fusion import Fused
 from .query_terms import key_terms
 
@@ -36,12 +36,12 @@ OTHER_REACH = 100
 # the first five, which stay as the fusion ranked them, and last of the ten the pages show.
 OTHER_RANKS = (6, 10)
 _NAME = re.compile(r"\b[A-Z][A-Z0-9]{2,}s?\b")  # ASVS, OWASP, CSP, JWTs
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
 def in_chinese(text: str) -> bool:
-    """Whether a chunk is Chinese: as many CJK characters as Latin words, or more."""
-    return len(CJK.findall(text)) >= len(_LATIN_WORD.findall(text))
+    """Whether a chunk is Chinese: as many CJK characters as Latin words, or more
+    (core/text/language.py `is_chinese_prose`)."""
+    return is_chinese_prose([text])
 
 
 def without_names(question: str) -> str:
