@@ -9,7 +9,7 @@ HOST ?= 0.0.0.0
 # `zhixing` process a test starts compiles the project, and pytest rewrites each test file, again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install run serve serve-team test test-fast real-model test-real test-real-task lint format bench bench-llm clean
+.PHONY: install constraints run serve serve-team test test-fast real-model test-real test-real-task lint format bench bench-llm clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Zhixing needs Python 3.11 or newer"'
@@ -18,13 +18,16 @@ $(BIN)/python:
 # pip compiles every installed module in one process (half its time); compileall does the same
 # on every core (70 s -> 36 + 15 s here). A file it cannot compile (a package's Python 2
 # fixtures) is left to Python, which never imports it.
-$(STAMP): pyproject.toml | $(BIN)/python
+# constraints.txt pins the versions the tests passed with, transitive ones included (pyproject.toml
+# keeps the ranges): a fresh clone installs what was tested, not whatever is newest that day.
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[dev]'
 	# rapidocr-onnxruntime (OCR) asks for opencv-python, whose cv2 needs libGL.so.1, which a bare
 	# machine lacks; opencv-python-headless is the same cv2 without it.
 	$(BIN)/python -m pip uninstall --quiet -y opencv-python
-	$(BIN)/python -m pip install --quiet --no-compile --no-deps --force-reinstall opencv-python-headless
+	$(BIN)/python -m pip install --quiet --no-compile --no-deps --force-reinstall \
+		-c constraints.txt opencv-python-headless
 	$(BIN)/python -m compileall -j 0 -qq $(VENV)/lib || true
 	touch $(STAMP)
 
@@ -88,6 +91,11 @@ test-real: install
 
 test-real-task: install
 	$(BIN)/pytest -p no:xdist -m real_llm -s $(REAL_TASK)
+
+# After a change of versions has passed `make test`: pin what this environment holds of what
+# zhixing[dev] needs (tests/freeze_constraints.py), for `make install` and the container.
+constraints: install
+	$(BIN)/python tests/freeze_constraints.py
 
 lint: install
 	$(BIN)/ruff check --fix .

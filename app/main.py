@@ -29,7 +29,9 @@ log = logging.getLogger("zhixing.app.main")
 LANGUAGE_USER = "ui-language-user"  # session key: whose saved choice the language is, if anyone's
 
 try:
-    debug_log(Settings.from_env().home)  # tracebacks go there, one sentence to the page
+    settings = Settings.from_env()
+    # Tracebacks go there, one sentence to the page.
+    debug_log(settings.home, level=settings.log_level, as_json=settings.log_format == "json")
     shared = knowledge_service()
 except ZhixingError as exc:
     st.error(inert(T.SERVICE_ERROR.format(error=exc)))

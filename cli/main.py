@@ -25,7 +25,7 @@ from ..core.home import owner_only_umask
 from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
 from ..core.search import STRATEGIES, parse_strategies
 from ..core.trace import AskEvent, EventSink, TraceEvent, is_search
-from . import mcp_server, serve  # noqa: E402
+from . import mcp_server, ops, serve  # noqa: E402
 from .output import emit_json, print_rows  # noqa: E402
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     serve.add_parsers(sub)
     mcp_server.add_parsers(sub)
+    ops.add_parsers(sub)
     _add_verbose(parser)
     return parser
 
@@ -165,11 +166,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     action = getattr(args, f"{args.command}_command", None)
     command = f"{args.command} {action}" if action else args.command
     logged: Path | None = None
-    shown = verbose_log(sys.stderr) if args.verbose else None
+    shown: logging.Handler | None = None
     try:
         settings = Settings.from_env()
+        level, as_json = settings.log_level, settings.log_format == "json"
+        shown = verbose_log(sys.stderr, level=level, as_json=as_json) if args.verbose else None
         owner_only_umask()  # the home and all in it is this user's alone (core/home.py)
-        logged = debug_log(settings.home)
+        # A probe makes nothing: a misspelt home is reported missing, not given a log folder.
+        if command != "health" or settings.home.is_dir():
+            logged = debug_log(settings.home, level=level, as_json=as_json)
         return _HANDLERS[command](args, settings)
     except ZhixingError as exc:
         log.debug("zhixing %s failed", command, exc_info=True)
@@ -787,6 +792,7 @@ _HANDLERS = {
     "import": _import,
     **serve.HANDLERS,
     **mcp_server.HANDLERS,
+    **ops.HANDLERS,
 }
 
 if __name__ == "__main__":

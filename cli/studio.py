@@ -64,7 +64,9 @@ def service() -> KnowledgeService:
         if _opened is None:
             settings = Settings.from_env()
             owner_only_umask()  # the home and all in it is this user's alone (core/home.py)
-            debug_log(settings.home)
+            debug_log(
+                settings.home, level=settings.log_level, as_json=settings.log_format == "json"
+            )
             _opened = KnowledgeService(settings)
         return _opened
 

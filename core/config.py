@@ -17,6 +17,8 @@ from .errors import ConfigError
 __all__ = [
     "BUILTIN_EMBEDDINGS",
     "LANGUAGES",
+    "LOG_FORMATS",
+    "LOG_LEVELS",
     "SAVED_KEYS",
     "STRUCTURED_OUTPUT",
     "Settings",
@@ -43,6 +45,8 @@ SETTINGS_FILE = "settings.json"
 # auto: what the endpoint is found to honour (core/llm/capabilities.py); the others force one.
 STRUCTURED_OUTPUT = ("auto", "json_schema", "function_calling", "json_mode")
 LANGUAGES = ("auto", "zh", "en")  # ZHIXING_LANGUAGE: the app's default; "auto" = the browser's
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")  # ZHIXING_LOG_LEVEL (core/logs.py)
+LOG_FORMATS = ("text", "json")  # ZHIXING_LOG_FORMAT: json = one object a line, for a collector
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,11 @@ class Settings:
     # Uploads bigger than this are refused before staging; .streamlit/config.toml's
     # server.maxUploadSize says the same to the browser.
     max_upload_mb: int = 200
+    # The logs' threshold (ZHIXING_LOG_LEVEL): empty = each log's own, DEBUG for the debug log
+    # and INFO for --verbose; set, it is both's. ZHIXING_LOG_FORMAT=json writes each record as
+    # one JSON object a line (core/logs.py).
+    log_level: str = ""
+    log_format: str = "text"
 
     def __post_init__(self) -> None:
         if self.structured_output not in STRUCTURED_OUTPUT:
@@ -99,6 +108,14 @@ class Settings:
         if self.language not in LANGUAGES:
             raise ConfigError(
                 f"ZHIXING_LANGUAGE is {self.language!r}; use one of {', '.join(LANGUAGES)}."
+            )
+        if self.log_level and self.log_level not in LOG_LEVELS:
+            raise ConfigError(
+                f"ZHIXING_LOG_LEVEL is {self.log_level!r}; use one of {', '.join(LOG_LEVELS)}."
+            )
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError(
+                f"ZHIXING_LOG_FORMAT is {self.log_format!r}; use one of {', '.join(LOG_FORMATS)}."
             )
         if self.vision_model and not self.llm_configured:
             raise ConfigError(
@@ -149,6 +166,8 @@ class Settings:
             langsmith_tracing=tracing,
             langsmith_project=env.get("ZHIXING_LANGSMITH_PROJECT") or "zhixing",
             embed_batch=_count(env, "ZHIXING_EMBED_BATCH", 256),
+            log_level=(env.get("ZHIXING_LOG_LEVEL") or "").strip().upper(),
+            log_format=(env.get("ZHIXING_LOG_FORMAT") or "text").strip().lower(),
         )
 
     @property

@@ -8,14 +8,21 @@ sentence; the sentence says the details are here.
 `verbose_log(stream)` shows the same records from INFO up as they happen (`zhixing --verbose`):
 retries and their waits, repaired or salvaged model replies, fallbacks, and how long each model
 call, search and build stage took.
+
+Both take the settings' `log_level` (ZHIXING_LOG_LEVEL: their threshold instead of DEBUG and
+INFO) and, with `as_json` (ZHIXING_LOG_FORMAT=json), write each record as one JSON object a line
+(`time`, `level`, `logger`, `message`, `exception`) for a log collector; the key filter runs
+before either format.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 import logging.handlers
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -43,6 +50,22 @@ class _Redact(logging.Filter):
         return True
 
 
+class _JsonLines(logging.Formatter):
+    """One JSON object a record: what a log collector (journald's, a container's) parses."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "exception": record.exc_text or None,
+        }
+        return json.dumps(entry, ensure_ascii=False)
+
+
 class _QuietFileHandler(logging.handlers.RotatingFileHandler):
     def _open(self) -> io.TextIOWrapper:
         # Owner-only whatever the umask, and so is each file a rotation starts.
@@ -57,9 +80,10 @@ def log_path(home: Path) -> Path:
     return Path(home) / "logs" / "zhixing.log"
 
 
-def debug_log(home: Path) -> Path | None:
-    """Send Zhixing's log records to the home's debug log (once per home); its path, or None
-    when the home cannot hold one (a read-only home still works, without a log)."""
+def debug_log(home: Path, *, level: str = "", as_json: bool = False) -> Path | None:
+    """Send Zhixing's log records from `level` up (default DEBUG) to the home's debug log (once
+    per home); its path, or None when the home cannot hold one (a read-only home still works,
+    without a log)."""
     path = log_path(home)
     with _lock:
         if path in _installed:
@@ -69,22 +93,23 @@ def debug_log(home: Path) -> Path | None:
             handler = _QuietFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         except OSError:
             return None
-        handler.setLevel(logging.DEBUG)
-        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.setLevel(level or logging.DEBUG)
+        handler.setFormatter(_JsonLines() if as_json else logging.Formatter(_FORMAT))
         handler.addFilter(_Redact())
         _attach(handler)
         _installed[path] = handler
         return path
 
 
-def verbose_log(stream: TextIO) -> logging.Handler:
-    """Show Zhixing's records from INFO up on `stream` (a terminal's stderr), one short line
-    each; `close_verbose_log` stops it."""
+def verbose_log(stream: TextIO, *, level: str = "", as_json: bool = False) -> logging.Handler:
+    """Show Zhixing's records from `level` up (default INFO) on `stream` (a terminal's stderr),
+    one short line each; `close_verbose_log` stops it."""
     handler = logging.StreamHandler(stream)
-    handler.setLevel(logging.INFO)
+    handler.setLevel(level or logging.INFO)
     # On a terminal a line starts by wiping the progress bar it would otherwise run into.
-    wipe = "\r\x1b[K" if stream.isatty() else ""
-    handler.setFormatter(logging.Formatter(wipe + "zhixing %(asctime)s %(message)s", "%H:%M:%S"))
+    wipe = "\r\x1b[K" if stream.isatty() and not as_json else ""
+    short = logging.Formatter(wipe + "zhixing %(asctime)s %(message)s", "%H:%M:%S")
+    handler.setFormatter(_JsonLines() if as_json else short)
     handler.addFilter(_Redact())
     with _lock:
         _attach(handler)

@@ -2,8 +2,8 @@
 
 A real `ThreadingHTTPServer` on 127.0.0.1 (a free port), so `ChatOpenAI` and `OpenAIEmbeddings`
 run for real over HTTP. It implements `POST /v1/chat/completions` (honouring `response_format`
-json_schema / json_object and `tools` for function calling) and `POST /v1/embeddings`
-(deterministic hashed bag-of-words vectors). Tests script it:
+json_schema / json_object and `tools` for function calling), `POST /v1/embeddings`
+(deterministic hashed bag-of-words vectors) and `GET /v1/models` (its one model). Tests script it:
 
     with FakeOpenAI(latency_s=0.2) as fake:
         fake.fail("429", "malformed")   # consumed one per request, in order
@@ -434,8 +434,11 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             pass  # keep test output clean
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
-            if self.path.split("?", 1)[0] == "/props" and fake.slots:
+            path = self.path.split("?", 1)[0]
+            if path == "/props" and fake.slots:
                 self._send(200, {"total_slots": fake.slots})
+            elif path == "/v1/models":
+                self._models()
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -449,6 +452,20 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                         fake.generated += 1
             else:
                 self._post()
+
+        def _models(self) -> None:
+            """GET /v1/models lists the fake's one model; a queued 401, 500, 503 or timeout
+            fault answers it instead (`zhixing health` calls it)."""
+            fake._record("/v1/models", {}, self.headers.get("Authorization", ""))
+            fault = fake._next_fault({})
+            if fault in ("401", "500", "503"):
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                self._send(int(fault), {"error": {"message": f"Request rejected for key {token}"}})
+            elif fault == "timeout":
+                fake._stopping.wait(fake.timeout_sleep_s)
+            else:
+                models = [{"id": fake.model, "object": "model", "owned_by": "fake"}]
+                self._send(200, {"object": "list", "data": models})
 
         def _read(self, *, probe: bool = False) -> dict[str, Any] | None:
             """The request's JSON body, recorded; None once a refusal has been sent."""

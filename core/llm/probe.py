@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from ..errors import LLMError
 from .capabilities import (
     AS_TEXT,
     FIELDS,
@@ -33,8 +34,9 @@ from .capabilities import (
     choose_method,
     describe,
 )
+from .retry import public_url, redact
 
-__all__ = ["PROBE_HEADER", "Prober", "probe", "server_slots"]
+__all__ = ["PROBE_HEADER", "Prober", "list_models", "probe", "server_slots"]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +99,43 @@ def server_slots(base_url: str) -> int | None:
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
     return slots if isinstance(slots, int) and slots > 0 else None
+
+
+def list_models(base_url: str, api_key: str = "", *, timeout_s: float = 3.0) -> list[str] | None:
+    """Ask the endpoint which models it serves (GET /models, the cheapest call it has): their
+    ids, or None when it answers but has no such route. Raises LLMError with one sentence
+    when it cannot be reached, refuses the key or fails."""
+    url = public_url(base_url.rstrip("/"))
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        reply = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=timeout_s)
+    except httpx.TimeoutException:
+        message = f"The LLM endpoint at {url} did not answer within {timeout_s:g} s."
+        raise LLMError(message) from None
+    except httpx.HTTPError as exc:
+        reason = redact(" ".join(str(exc).split()) or type(exc).__name__, api_key)
+        message = (
+            f"The LLM endpoint at {url} cannot be reached ({reason}); check OPENAI_BASE_URL and"
+            " that the server is running."
+        )
+        raise LLMError(message) from None
+    if reply.status_code in (404, 405):
+        return None  # reached: a server without the route (a bare proxy) still serves chats
+    if reply.status_code in (401, 403):
+        raise LLMError(
+            f"The LLM endpoint at {url} refused the API key (HTTP {reply.status_code}); check"
+            " OPENAI_API_KEY."
+        )
+    if reply.status_code != 200:
+        raise LLMError(f"The LLM endpoint at {url} answered HTTP {reply.status_code} on /models.")
+    try:
+        data = reply.json().get("data")
+        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+    except (ValueError, AttributeError, TypeError):
+        raise LLMError(
+            f"The LLM endpoint at {url} answered /models with something other than a model"
+            " list; check that OPENAI_BASE_URL ends in /v1 (or the API's own root)."
+        ) from None
 
 
 class _Unreachable(Exception):

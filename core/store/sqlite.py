@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import StoreError
 from ..home import private_file
 
-__all__ = ["Database"]
+__all__ = ["Database", "count_tables"]
 
 
 class Database:
@@ -102,6 +102,28 @@ class Database:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def count_tables(path: Path | str, *, timeout_s: float = 2.0) -> int:
+    """Open a catalog read-only and count its tables: one query that neither creates the file
+    nor writes to it (a health probe of a home another process serves)."""
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(
+            f"There is no catalog at {path}; check ZHIXING_HOME, or open the home once (the app"
+            " or any `zhixing` command) to create it."
+        )
+    try:
+        # mode=ro: a probe must not make a catalog in a misspelt home, nor take a write lock;
+        # in WAL mode a reader waits on no writer, so the app's builds never slow it.
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
+        try:
+            row = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"The catalog at {path} cannot be read: {exc}.") from exc
+    return int(row[0])
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -34,7 +34,14 @@ from pymilvus.exceptions import MilvusException
 
 from ..errors import StoreError, StoreLockedError
 
-__all__ = ["KINDS", "VectorHit", "VectorRecord", "VectorStore", "primary_key"]
+__all__ = [
+    "KINDS",
+    "VectorHit",
+    "VectorRecord",
+    "VectorStore",
+    "count_collections",
+    "primary_key",
+]
 
 KINDS = ("chunk", "question", "entity", "relation")
 # Milvus counts VARCHAR length in bytes; CJK text is three bytes a character in UTF-8.
@@ -396,3 +403,64 @@ def _lite_is_locked(uri: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def count_collections(uri: str, token: str = "", *, timeout_s: float = 5.0) -> int:
+    """Open the store once, count its collections and close it again: a health probe.
+
+    A Milvus Lite file is opened only when no process holds it (its lock is tried first, not
+    taken): a file the app holds raises StoreLockedError naming the holder, since a second
+    open fails in Milvus Lite whatever the state of the data. A missing file is not created.
+    """
+    is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+    if is_lite and not Path(uri).exists():
+        raise StoreError(
+            f"There is no Milvus Lite file at {uri}; check ZHIXING_HOME, or open the home once"
+            " (the app or any `zhixing` command) to create it."
+        )
+    if is_lite and _lite_is_locked(uri):
+        raise StoreLockedError(_held(uri))
+    try:
+        with _quiet_milvus_lite():
+            client = MilvusClient(uri=uri, token=token, timeout=timeout_s)
+        try:
+            return len(client.list_collections(timeout=timeout_s))
+        finally:
+            with contextlib.suppress(Exception):
+                client.close()
+            if is_lite:
+                from milvus_lite.server_manager import server_manager_instance
+
+                server_manager_instance.release_server(uri)
+    except Exception as exc:  # pymilvus raises several unrelated types on a failed open
+        if is_lite and _lite_is_locked(uri):  # taken between the look and the open
+            raise StoreLockedError(_held(uri)) from None
+        where = "Milvus Lite file" if is_lite else "Milvus server"
+        detail = exc.message if isinstance(exc, MilvusException) else str(exc)
+        raise StoreError(f"The {where} at {uri} cannot be opened: {detail}.") from exc
+
+
+def _held(uri: str) -> str:
+    pid = _lite_holder(uri)
+    who = f"process {pid}" if pid is not None else "another process"
+    return (
+        f"The Milvus Lite file at {uri} is held by {who}: Milvus Lite lets one process open it,"
+        " so while the app or a command serves this home the store is in use, not broken."
+    )
+
+
+def _lite_holder(uri: str) -> int | None:
+    """The process holding Milvus Lite's lock on this data dir, as Linux's /proc/locks tells
+    it (None elsewhere, or when nobody holds it)."""
+    try:
+        info = os.stat(Path(uri) / "LOCK")
+        lines = Path("/proc/locks").read_text(encoding="ascii").splitlines()
+    except OSError:
+        return None
+    # "1: FLOCK  ADVISORY  WRITE 18545 fe:00:2163055 0 EOF": pid, then major:minor:inode in hex.
+    wanted = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
+            return int(fields[4]) if fields[4].isdigit() else None
+    return None
