@@ -168,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown = verbose_log(sys.stderr) if args.verbose else None
     try:
         settings = Settings.from_env()
+        if command in mcp_server.EXISTING_HOME:  # before the debug log makes the home
+            mcp_server.require_home(settings)
         owner_only_umask()  # the home and all in it is this user's alone (core/home.py)
         logged = debug_log(settings.home)
         return _HANDLERS[command](args, settings)
