@@ -171,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         level, as_json = settings.log_level, settings.log_format == "json"
         shown = verbose_log(sys.stderr, level=level, as_json=as_json) if args.verbose else None
+        if command in mcp_server.EXISTING_HOME:  # before the debug log makes the home
+            mcp_server.require_home(settings)
         owner_only_umask()  # the home and all in it is this user's alone (core/home.py)
         # A probe makes nothing: a misspelt home is reported missing, not given a log folder.
         if command != "health" or settings.home.is_dir():

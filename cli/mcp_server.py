@@ -1,150 +1,260 @@
-"""`zhixing mcp`: the knowledge bases as an MCP server over stdio (the official `mcp` SDK).
+"""`zhixing mcp` and `zhixing token`: the knowledge bases as an MCP server (the official `mcp`
+SDK), over stdio or streamable HTTP, and the access tokens its HTTP clients sign in with.
 
-An IDE agent or any MCP client starts `zhixing mcp` and calls its tools:
+The tools and resources are mcp_tools.py's; this module picks the transport and who each call
+acts for:
 
-    list_knowledge_bases()                               what the caller may read
-    search(query, knowledge_bases?, top_k?)              fused hits with where each one is
-    ask(question, knowledge_bases?, max_rounds?)         the agentic answer, cited, or not found
-    graph_neighbourhood(knowledge_base, entity, hops?)   an entity's K-hop neighbourhood
+- stdio (`zhixing mcp`, started by an IDE agent): one user for the whole session, `--user
+  NAME` (that stored user's role and visibility), else the local user of the `zhixing` command.
+  `--user` selects a role; it is no boundary against whoever starts the server, who can read
+  the home (core/home.py keeps the home its owner's alone). Standard output carries the
+  protocol, so nothing else is printed there.
+- streamable HTTP (`zhixing mcp --http`, on 127.0.0.1:8502/mcp unless `--host`/`--port` say
+  otherwise): one server for many users, each request signed in by the token it carries
+  (`Authorization: Bearer zx_…`, made by `zhixing token create NAME`). The token names a stored
+  user; their role is read at each request, so a changed role, a removed user or a revoked
+  token applies to the next request. A request without a valid token is refused (401).
 
-The server acts for one user: `--user NAME` takes that stored user's role and visibility (a
-viewer sees only the knowledge bases open to them, and a name they may not see reads exactly
-as a missing one), else the local user of the `zhixing` command. `--user` selects a role; it is
-no boundary against whoever starts the server, who can read the home (core/home.py keeps the
-home its owner's alone). Tools only read: nothing here builds, removes or changes. Standard output carries the
-protocol, so nothing else is printed there; a failure reaches the client as the one sentence
-the CLI would print, and the details go to the home's debug log.
+Either way a misspelt ZHIXING_HOME is refused in one sentence before anything is created, and
+an unknown `--user` is one sentence on stderr with a non-zero exit.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Callable
-from typing import Any
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
+from ..core.auth import MAX_TOKEN_DAYS, User, is_loopback
 from ..core.config import Settings
-from ..core.errors import NotFoundError, ZhixingError, internal_error
+from ..core.errors import AccessError, ConfigError, NotFoundError
+from .output import print_rows
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.mcpserver import Context
+
+    from ..core.service import KnowledgeService
+    from ..core.store.users import UserStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HANDLERS", "add_parsers", "build_server"]
+__all__ = ["EXISTING_HOME", "HANDLERS", "add_parsers", "require_home"]
+
+# The commands that work on a home that must already exist: serving an empty, new home (a
+# misspelt ZHIXING_HOME) would answer every call with nothing.
+EXISTING_HOME = frozenset({"mcp", "token create", "token list", "token revoke"})
+DEFAULT_PORT = 8502  # beside the app's 8501
+PATH = "/mcp"  # the SDK's default endpoint
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    mcp = sub.add_parser("mcp", help="serve the knowledge bases to MCP clients over stdio")
+    mcp = sub.add_parser(
+        "mcp", help="serve the knowledge bases to MCP clients over stdio or streamable HTTP"
+    )
     mcp.add_argument(
         "--user",
         metavar="NAME",
-        help="act as this stored user, with their role and visibility (default: the local"
-        " user); it selects a role, and is no boundary against whoever can read the home",
+        help="stdio only: act as this stored user, with their role and visibility (default: the"
+        " local user); it selects a role, and is no boundary against whoever can read the home",
+    )
+    mcp.add_argument(
+        "--http",
+        action="store_true",
+        help="serve streamable HTTP, each request signed in by a user's token"
+        " (`zhixing token create`), instead of stdio",
+    )
+    mcp.add_argument(
+        "--host", default="127.0.0.1", help="with --http: the address to bind (default 127.0.0.1)"
+    )
+    mcp.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"with --http (default {DEFAULT_PORT})"
     )
 
-
-def build_server(service: Any) -> Any:
-    """The MCP server over `service` (a KnowledgeService, acting for the caller)."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    server = MCPServer(
-        name="zhixing",
-        instructions=(
-            "Zhixing searches private knowledge bases (standards, baselines, checklists). "
-            "Call list_knowledge_bases first; cite the document and lines of what you use. "
-            "An answer with found=false means the knowledge bases do not say."
-        ),
+    token = sub.add_parser("token", help="access tokens for `zhixing mcp --http`, one per user")
+    token_sub = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    create = token_sub.add_parser("create", help="make a token for a user (shown once)")
+    create.add_argument("name", help="the stored user the token signs in as")
+    create.add_argument(
+        "--days", type=int, default=90, help=f"valid for this many days, 1 to {MAX_TOKEN_DAYS}"
     )
+    listed = token_sub.add_parser("list", help="list the tokens: id, user, expiry")
+    listed.add_argument("--json", action="store_true")
+    revoke = token_sub.add_parser("revoke", help="revoke a token at once")
+    revoke.add_argument("id", type=int)
 
-    def guarded(tool: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        try:
-            return work()
-        except ZhixingError as exc:
-            raise ToolError(str(exc)) from exc
-        except Exception as exc:  # a bug: one sentence to the client, the traceback logged
-            log.error("mcp tool %s failed unexpectedly", tool, exc_info=True)
-            raise ToolError(str(internal_error(exc, f"running the {tool} tool"))) from exc
 
-    @server.tool(description="The knowledge bases this user may read, with their sizes.")
-    def list_knowledge_bases() -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            return {
-                "knowledge_bases": [
-                    {
-                        "name": s.kb.name,
-                        "mode": s.kb.mode,
-                        "description": s.kb.description,
-                        "tags": list(s.kb.tags),
-                        "documents": s.documents,
-                        "chunks": s.chunks,
-                    }
-                    for s in service.kbs.overview()
-                ]
-            }
+def require_home(settings: Settings) -> None:
+    """Raise unless the home holds a catalog: a misspelt ZHIXING_HOME is said, not made."""
+    if not settings.catalog_path.is_file():
+        raise ConfigError(
+            f"There is no Zhixing home at {settings.home} (no catalog.db there); check"
+            " ZHIXING_HOME, or make a home first with `zhixing kb create NAME`."
+        )
 
-        return guarded("list_knowledge_bases", work)
 
-    @server.tool(
-        description="Fused search (vector, keyword and more, by reciprocal rank fusion) over the "
-        "named knowledge bases, or all of them. Each hit gives its text and where it is: "
-        "knowledge base, document, page, lines and chunk id."
-    )
-    def search(
-        query: str, knowledge_bases: list[str] | None = None, top_k: int = 8
-    ) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            hits = service.search.query(
-                query, knowledge_bases or None, top_k=max(1, min(top_k, 50))
-            )
-            return {"hits": [h.to_public_json() for h in hits]}
-
-        return guarded("search", work)
-
-    @server.tool(
-        description="Answer a question from the knowledge bases by searching in rounds until "
-        "the evidence covers it. The answer cites its sources; found=false means the "
-        "knowledge bases hold nothing on it."
-    )
-    def ask(
-        question: str, knowledge_bases: list[str] | None = None, max_rounds: int = 3
-    ) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            rounds = max(1, min(max_rounds, 5))
-            return dict(
-                service.search.ask(question, knowledge_bases or None, max_rounds=rounds).to_json()
-            )
-
-        return guarded("ask", work)
-
-    @server.tool(
-        description="The entities within `hops` relations of an entity (by name or alias) in a "
-        "knowledge base's graph, with the relations between them."
-    )
-    def graph_neighbourhood(knowledge_base: str, entity: str, hops: int = 1) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            found = service.graph.neighbourhood(knowledge_base, entity, hops=max(1, min(hops, 3)))
-            return dict(found.to_json())
-
-        return guarded("graph_neighbourhood", work)
-
-    return server
+# --- serving -------------------------------------------------------------------------------
 
 
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from ..core.auth import User
     from ..core.service import KnowledgeService
 
-    with KnowledgeService(settings) as service:
-        caller = service
-        if args.user:
-            stored = {u.name: u for u in service.users.all()}.get(args.user)
-            if stored is None:
-                raise NotFoundError(
-                    f"There is no user named {args.user!r}; add one with "
-                    f"`zhixing user add {args.user} --role viewer --oidc`."
+    if args.http and args.user:
+        raise ConfigError(
+            "--user is for stdio; over --http each request signs in with its own user's token."
+        )
+    if args.http:
+        with _users(settings) as users:
+            if not users.tokens():
+                raise ConfigError(
+                    "No access tokens yet, so every request would be refused; make one with"
+                    " `zhixing token create NAME` first."
                 )
-            caller = service.as_user(User(stored.name, stored.role))
-        build_server(caller).run("stdio")
+    with KnowledgeService(settings) as service:
+        if args.http:
+            _serve_http(service, args.host, args.port)
+        else:
+            _serve_stdio(service, args.user)
     return 0
 
 
-HANDLERS = {"mcp": _mcp}
+def _serve_stdio(service: KnowledgeService, name: str | None) -> None:
+    from .mcp_tools import build_server
+
+    caller = service
+    if name:
+        stored = {u.name: u for u in service.users.all()}.get(name)
+        if stored is None:
+            raise NotFoundError(
+                f"There is no user named {name!r}; add one with "
+                f"`zhixing user add {name} --role viewer --oidc`."
+            )
+        caller = service.as_user(User(stored.name, stored.role))
+    build_server(lambda ctx: caller).run("stdio")
+
+
+def _serve_http(service: KnowledgeService, host: str, port: int) -> None:
+    from mcp.server.auth.settings import AuthSettings
+
+    from .mcp_tools import build_server
+
+    def caller(ctx: Context[Any, Any]) -> KnowledgeService:
+        # The bearer middleware put the user the token signed in on the request (`_Tokens`);
+        # a request without one never reaches a tool.
+        request = ctx.request_context.request
+        token: AccessToken | None = getattr(getattr(request, "user", None), "access_token", None)
+        if token is None or token.subject is None or not token.claims:
+            raise AccessError("This request carries no valid token; sign in with one.")
+        return service.as_user(User(token.subject, str(token.claims["role"])))
+
+    base = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    # No authorization server: a token is made by `zhixing token create`, so `issuer_url` is
+    # only the field's required value, and with no resource_server_url the 401 sends a client
+    # to no OAuth discovery it could not complete.
+    auth = AuthSettings(issuer_url=base, resource_server_url=None)  # type: ignore[arg-type]
+    server = build_server(caller, token_verifier=_Tokens(service), auth=auth)
+    where = "this machine only" if is_loopback(host) else "the network: put TLS in front of it"
+    print(f"Zhixing MCP on {base}{PATH} (streamable HTTP; {where}).", file=sys.stderr, flush=True)
+    server.run("streamable-http", host=host, port=port, streamable_http_path=PATH)
+
+
+class _Tokens:
+    """The SDK's TokenVerifier over the home's tokens: a request's bearer token, checked at
+    each request, becomes the stored user it stands for (core/auth.py `token_user`)."""
+
+    def __init__(self, service: KnowledgeService) -> None:
+        self._service = service
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        import anyio.to_thread
+        from mcp.server.auth.provider import AccessToken
+
+        # The catalog is SQLite behind a lock a tool's thread may hold: not on the event loop.
+        user = await anyio.to_thread.run_sync(self._service.users.token_user, token)
+        if user is None:
+            log.info("mcp: a request with an unknown, revoked or expired token was refused")
+            return None
+        # client_id and subject both name the user: the SDK binds a session to them, so one
+        # user's session cannot be continued with another user's token.
+        return AccessToken(
+            token=token,
+            client_id=user.name,
+            subject=user.name,
+            scopes=[],
+            claims={"role": user.role},
+        )
+
+
+# --- tokens --------------------------------------------------------------------------------
+
+
+@contextmanager
+def _users(settings: Settings) -> Iterator[UserStore]:
+    """The home's user store, over its catalog only: token commands work while `zhixing mcp`
+    (or the app) holds the home's vectors."""
+    from ..core.store import Catalog
+    from ..core.store.users import UserStore
+
+    catalog = Catalog(settings.catalog_path)
+    try:
+        yield UserStore(catalog.db)
+    finally:
+        catalog.close()
+
+
+def _token_create(args: argparse.Namespace, settings: Settings) -> int:
+    from ..core.auth import LOCAL, issue_token
+
+    with _users(settings) as users:
+        token, stored = issue_token(users, args.name, args.days, by=LOCAL.name)
+    until = datetime.fromtimestamp(stored.expires_at).isoformat(sep=" ", timespec="minutes")
+    print(token)
+    print(
+        f"Token {stored.id} signs in as {stored.user} until {until}; it is shown only now: give it"
+        " to the MCP client as the header `Authorization: Bearer <token>`.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _token_list(args: argparse.Namespace, settings: Settings) -> int:
+    with _users(settings) as users:
+        tokens = users.tokens()
+
+    def when(at: float) -> str:
+        return datetime.fromtimestamp(at).isoformat(sep=" ", timespec="minutes")
+
+    rows = [
+        {"id": t.id, "user": t.user, "created": t.created_at, "expires": t.expires_at}
+        for t in tokens
+    ]
+    print_rows(
+        rows,
+        as_json=args.json,
+        empty="No tokens yet; make one with: zhixing token create NAME",
+        line=lambda r: (
+            f"{r['id']}\t{r['user']}\tcreated {when(r['created'])}\texpires {when(r['expires'])}"
+        ),
+    )
+    return 0
+
+
+def _token_revoke(args: argparse.Namespace, settings: Settings) -> int:
+    from ..core.auth import LOCAL, revoke_token
+
+    with _users(settings) as users:
+        stored = revoke_token(users, args.id, by=LOCAL.name)
+    print(f"Revoked token {stored.id} of {stored.user}.")
+    return 0
+
+
+HANDLERS = {
+    "mcp": _mcp,
+    "token create": _token_create,
+    "token list": _token_list,
+    "token revoke": _token_revoke,
+}

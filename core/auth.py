@@ -14,6 +14,11 @@ Failed logins are rate-limited per client address, and per user name from that a
 client that fails a name's password locks that name for itself only, so nobody can lock another
 user out by failing on purpose. A generous ceiling per name from all clients together still
 bounds guessing from many addresses.
+
+An access token (for `zhixing mcp --http`) stands for one user until it expires or is revoked.
+It is 256 random bits, so it is kept as a plain SHA-256 digest: a slow hash guards a password a
+person chose and might reuse, and a token is neither; for the same reason failed token checks
+are not throttled (no one guesses 2**256).
 """
 
 from __future__ import annotations
@@ -27,14 +32,15 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from .errors import AccessError, ConfigError
-from .store.users import UserStore
+from .errors import AccessError, ConfigError, NotFoundError
+from .store.users import StoredToken, UserStore
 
 __all__ = [
     "ACCOUNT_MAX_FAILURES",
     "ACTIONS",
     "LOCAL",
     "MAX_FAILURES",
+    "MAX_TOKEN_DAYS",
     "ROLES",
     "FAILURE_WINDOW_S",
     "LoginThrottledError",
@@ -42,6 +48,9 @@ __all__ = [
     "authenticate",
     "check_user_name",
     "hash_password",
+    "issue_token",
+    "revoke_token",
+    "token_user",
     "is_loopback",
     "verify_password",
 ]
@@ -61,6 +70,9 @@ MAX_FAILURES = 5
 ACCOUNT_MAX_FAILURES = 100
 FAILURE_WINDOW_S = 15 * 60
 MIN_PASSWORD = 8
+
+TOKEN_PREFIX = "zx_"  # tells a Zhixing token apart in a config file or a secret scanner
+MAX_TOKEN_DAYS = 3650
 
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 _USER_NAME = re.compile(r"^[\w.@+-]{1,64}$")
@@ -149,6 +161,48 @@ def verify_password(password: str, encoded: str) -> bool:
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(actual, expected)
+
+
+def issue_token(
+    store: UserStore, name: str, days: int, *, by: str, now: float | None = None
+) -> tuple[str, StoredToken]:
+    """A new access token for user `name`, valid for `days`: the token itself (shown once,
+    never stored) and what the store keeps of it. `by` names who issued it, for the audit log."""
+    if not 1 <= days <= MAX_TOKEN_DAYS:
+        raise ConfigError(f"A token lasts 1 to {MAX_TOKEN_DAYS} days, not {days}.")
+    if store.get(name) is None:
+        raise NotFoundError(
+            f"There is no user named {name!r}; add one first with "
+            f"`zhixing user add {name} --role viewer --oidc`."
+        )
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = time.time() if now is None else now
+    stored = store.add_token(name, _digest(token), now + days * 86400)
+    store.audit(by, "token.create", name, {"token": stored.id, "days": days})
+    return token, stored
+
+
+def revoke_token(store: UserStore, token_id: int, *, by: str) -> StoredToken:
+    """Revoke a token at once: the next request that carries it is refused."""
+    found = store.tokens(token_id=token_id)
+    if not found or not store.revoke_token(token_id):
+        raise NotFoundError(f"There is no token {token_id}; `zhixing token list` shows them.")
+    store.audit(by, "token.revoke", found[0].user, {"token": token_id})
+    return found[0]
+
+
+def token_user(store: UserStore, token: str, *, now: float | None = None) -> User | None:
+    """The user a token stands for, with their role as stored now (a changed role applies to
+    the next request); None when the token is unknown, revoked or expired, or its user gone."""
+    stored = store.token(_digest(token)) if token.startswith(TOKEN_PREFIX) else None
+    if stored is None or stored.expires_at <= (time.time() if now is None else now):
+        return None
+    user = store.get(stored.user)
+    return User(user.name, user.role) if user is not None else None
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 # A hash checked when the user has none (no such user, or OIDC only), so that a wrong name costs

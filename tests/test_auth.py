@@ -17,6 +17,9 @@ from zhixing.core.auth import (
     authenticate,
     hash_password,
     is_loopback,
+    issue_token,
+    revoke_token,
+    token_user,
     verify_password,
 )
 from zhixing.core.errors import AccessError, ConfigError, NotFoundError
@@ -61,6 +64,32 @@ def test_passwords_are_stored_as_salted_scrypt_hashes_only(shared):
         shared.users.add("short", "viewer", "1234")
     with pytest.raises(ConfigError, match="not a role"):
         shared.users.add("x", "root", "long-enough")
+
+
+def test_a_token_signs_in_as_its_user_with_the_role_stored_now_until_it_expires(service):
+    service.users.add("vera", "viewer", None)
+    users = service._home.users  # the store the CLI's token commands use
+    token, stored = issue_token(users, "vera", 2, by="local", now=1000.0)
+    assert token.startswith("zx_") and len(token) > 40
+    assert stored.expires_at == 1000.0 + 2 * 86400 and token not in str(users.tokens())
+    assert token_user(users, token, now=1001.0) == User("vera", "viewer")
+    assert service.users.token_user(token) is None  # issued "at 1000": long expired now
+    assert token_user(users, token, now=stored.expires_at) is None
+    assert token_user(users, token[:-1] + "x", now=1001.0) is None
+    service.users.add("vera", "editor", None)  # a changed role applies at the next request
+    assert token_user(users, token, now=1001.0) == User("vera", "editor")
+    revoke_token(users, stored.id, by="local")
+    assert token_user(users, token, now=1001.0) is None
+    fresh, _ = issue_token(users, "vera", 1, by="local")
+    assert service.users.token_user(fresh) == User("vera", "editor")
+    service.users.remove("vera")
+    assert service.users.token_user(fresh) is None
+    with pytest.raises(NotFoundError, match="no user named 'ghost'"):
+        issue_token(users, "ghost", 1, by="local")
+    with pytest.raises(ConfigError, match="1 to 3650 days"):
+        issue_token(users, "vera", 0, by="local")
+    actions = [e.action for e in service.admin.audit_log()]
+    assert actions.count("token.create") == 2 and "token.revoke" in actions
 
 
 def test_login_checks_the_password_and_rate_limits_failures(shared):

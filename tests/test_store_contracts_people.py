@@ -51,6 +51,20 @@ def test_removing_a_user_keeps_a_knowledge_base_they_were_the_only_member_of_res
     assert home.users.members(shared.id) == ["ann"]
 
 
+def test_a_token_is_kept_by_its_digest_listed_revoked_and_goes_with_its_user(home: Home) -> None:
+    home.users.put("bob", "viewer", "")
+    first = home.users.add_token("bob", "d1", 2000.0)
+    second = home.users.add_token("bob", "d2", 3000.0)
+    assert (first.user, first.digest, first.expires_at) == ("bob", "d1", 2000.0)
+    assert home.users.token("d2") == second and home.users.token("nope") is None
+    assert [t.id for t in home.users.tokens()] == [first.id, second.id]
+    assert home.users.tokens(token_id=second.id) == [second]
+    assert home.users.revoke_token(first.id) is True and home.users.revoke_token(first.id) is False
+    assert home.users.token("d1") is None
+    home.users.remove("bob")
+    assert home.users.tokens() == []
+
+
 def test_members_are_set_whole_sorted_and_without_repeats(home: Home) -> None:
     kb, other, open_kb = (home.catalog.create_kb(n) for n in ("kb", "other", "open"))
     home.users.set_members(kb.id, ["zoe", "ann", "zoe"])

@@ -11,7 +11,9 @@ from ..choices import BuildMode, CellMode, DocumentState
 __all__ = [
     "BackupSummary",
     "Chunk",
+    "ChunkText",
     "Conversation",
+    "DocumentText",
     "Hit",
     "KnowledgeBase",
     "KnowledgeBaseSummary",
@@ -108,6 +110,35 @@ class StoredDocument:
     chunks: int
     status: DocumentState
     error: str = ""
+
+
+@dataclass(frozen=True)
+class ChunkText:
+    """One stored chunk as a reader opens it (a citation's source, an MCP resource)."""
+
+    id: int
+    knowledge_base: str
+    document_id: int
+    document: str  # the document's source
+    title: str
+    ordinal: int  # 0-based place in its document
+    page_start: int
+    page_end: int
+    line_start: int
+    line_end: int
+    heading_path: tuple[str, ...]
+    ocr: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """A stored document as a reader opens it: what is known of it and its chunks in order
+    (neighbouring chunks may share a few lines: the chunker overlaps them)."""
+
+    knowledge_base: str
+    document: StoredDocument
+    chunks: tuple[ChunkText, ...]
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..auth import check_user_name
+from ..choices import DocumentState
 from ..errors import AccessError, NotFoundError, StoreError
 from ..home import tighten
-from ..models import BackupSummary, KnowledgeBase, KnowledgeBaseSummary, StoredDocument
+from ..models import (
+    BackupSummary,
+    ChunkText,
+    DocumentText,
+    KnowledgeBase,
+    KnowledgeBaseSummary,
+    StoredDocument,
+)
 from .access import Access
 
 if TYPE_CHECKING:
@@ -60,6 +68,53 @@ class KnowledgeBases:
 
     def documents(self, name: str) -> list[StoredDocument]:
         return self._home.catalog.list_documents(self._access.kb(name).id)
+
+    def chunk(self, chunk_id: int) -> ChunkText:
+        """The indexed chunk `chunk_id`, if the actor may see its knowledge base. A chunk of a
+        knowledge base restricted to others reads exactly as a missing one."""
+        found = self._chunks([chunk_id])
+        if not found:
+            raise NotFoundError(
+                f"There is no chunk {chunk_id} that {self._access.actor.name} may see."
+            )
+        return found[0]
+
+    def document(self, document_id: int) -> DocumentText:
+        """The indexed document `document_id` with its chunks in order, if the actor may see
+        its knowledge base (a restricted one reads as missing, as `chunk` does)."""
+        for kb in self._access.list_kbs():
+            for doc in self._home.catalog.list_documents(kb.id):
+                if doc.id == document_id and doc.status == DocumentState.INDEXED:
+                    ids = self._home.catalog.chunk_ids(kb.id, [doc.id])
+                    return DocumentText(kb.name, doc, tuple(self._chunks(ids)))
+        raise NotFoundError(
+            f"There is no document {document_id} that {self._access.actor.name} may see."
+        )
+
+    def _chunks(self, chunk_ids: Sequence[int]) -> list[ChunkText]:
+        """The indexed chunks among `chunk_ids` whose knowledge base the actor may see, in
+        their documents' order."""
+        visible = self._access.visible_names()
+        rows = self._home.catalog.chunks_by_id(list(chunk_ids)).values()
+        shown = [r for r in rows if r["kb"] in visible and r["status"] == DocumentState.INDEXED]
+        return [
+            ChunkText(
+                id=int(r["id"]),
+                knowledge_base=r["kb"],
+                document_id=int(r["document_id"]),
+                document=r["source"],
+                title=r["title"],
+                ordinal=int(r["ordinal"]),
+                page_start=int(r["page_start"]),
+                page_end=int(r["page_end"]),
+                line_start=int(r["line_start"]),
+                line_end=int(r["line_end"]),
+                heading_path=tuple(r["heading_path"]),
+                ocr=bool(r["ocr"]),
+                text=r["text"],
+            )
+            for r in sorted(shown, key=lambda r: (r["document_id"], r["ordinal"]))
+        ]
 
     def delete(self, name: str) -> None:
         """Delete a knowledge base everywhere: its vectors first, then every catalog row.

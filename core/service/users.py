@@ -1,5 +1,6 @@
-"""Users and administration (docs/architecture.md §10): signing in, each user's preferences,
-managing users, the home's saved settings and the audit log. Who may see a knowledge base is
+"""Users and administration (docs/architecture.md §10): signing in (with a password, or with an
+access token over MCP), each user's preferences, managing users, the home's
+saved settings and the audit log. Who may see a knowledge base is
 kbs.py's (`members`, `restrict`); the role checks of the other services sit in their methods.
 """
 
@@ -8,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..auth import User, authenticate, check_role, check_user_name, hash_password
+from ..auth import (
+    User,
+    authenticate,
+    check_role,
+    check_user_name,
+    hash_password,
+    token_user,
+)
 from ..config import Settings, load_saved, save_settings
 from ..errors import NotFoundError
 from ..store.users import AuditEntry, StoredUser
@@ -42,6 +50,11 @@ class Users:
         """A user the identity provider signed in: their stored role, or `default_role`."""
         stored = self._users.get(identity)
         return User(identity, stored.role if stored else check_role(default_role))
+
+    def token_user(self, token: str) -> User | None:
+        """The user an access token stands for, with their role as stored now; None when the
+        token is unknown, revoked or expired, or its user was removed (core/auth.py)."""
+        return token_user(self._users, token)
 
     def password_logins(self) -> bool:
         """Whether any user can sign in with a password."""

@@ -1,8 +1,9 @@
-"""Users, knowledge-base members, failed logins and the audit log, in the catalog's SQLite.
+"""Users, knowledge-base members, failed logins, access tokens and the audit log, in the
+catalog's SQLite.
 
 Like the run log, these tables live in the catalog file but are created here. Passwords are
-stored only as scrypt hashes (core/auth.py makes and checks them); this module never sees a
-plain password.
+stored only as scrypt hashes and tokens only as SHA-256 digests (core/auth.py makes and checks
+both); this module never sees a plain password or token.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from .sqlite import Database
 
-__all__ = ["AuditEntry", "StoredUser", "UserStore"]
+__all__ = ["AuditEntry", "StoredToken", "StoredUser", "UserStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -43,6 +44,13 @@ CREATE TABLE IF NOT EXISTS preferences (
     value TEXT NOT NULL,
     PRIMARY KEY (user_name, key)
 );
+CREATE TABLE IF NOT EXISTS tokens (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_name TEXT NOT NULL,
+    digest TEXT NOT NULL UNIQUE,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -60,6 +68,17 @@ class StoredUser:
     role: str
     password_hash: str  # empty for a user who signs in through the identity provider only
     created_at: float
+
+
+@dataclass(frozen=True)
+class StoredToken:
+    """An access token of a user (`zhixing mcp --http`): its digest, never the token itself."""
+
+    id: int
+    user: str
+    digest: str
+    created_at: float
+    expires_at: float
 
 
 @dataclass(frozen=True)
@@ -126,6 +145,7 @@ class UserStore:
         admin changes its members) instead of opening to everyone."""
         with self.db.transaction():
             cursor = self.db.execute("DELETE FROM users WHERE name = ?", (name,))
+            self.db.execute("DELETE FROM tokens WHERE user_name = ?", (name,))
             self.db.execute(
                 "DELETE FROM kb_members WHERE user_name = ? AND kb_id IN (SELECT kb_id FROM"
                 " kb_members GROUP BY kb_id HAVING COUNT(*) > 1)",
@@ -162,6 +182,34 @@ class UserStore:
         for row in self.db.rows("SELECT kb_id, user_name FROM kb_members"):
             out.setdefault(int(row["kb_id"]), set()).add(row["user_name"])
         return out
+
+    # --- access tokens -----------------------------------------------------------------------------
+
+    def add_token(self, name: str, digest: str, expires_at: float) -> StoredToken:
+        """Keep a new token of user `name` by its digest, valid until `expires_at`."""
+        with self.db.transaction():
+            cursor = self.db.execute(
+                "INSERT INTO tokens (user_name, digest, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                (name, digest, time.time(), expires_at),
+            )
+            token_id = int(cursor.lastrowid or 0)
+        return self.tokens(token_id=token_id)[0]
+
+    def token(self, digest: str) -> StoredToken | None:
+        """The token with this digest, expired or not; None when there is none."""
+        rows = self.db.rows("SELECT * FROM tokens WHERE digest = ?", (digest,))
+        return _token(rows[0]) if rows else None
+
+    def tokens(self, *, token_id: int | None = None) -> list[StoredToken]:
+        """Every token (or the one with `token_id`), oldest first."""
+        if token_id is None:
+            return [_token(r) for r in self.db.rows("SELECT * FROM tokens ORDER BY id")]
+        return [_token(r) for r in self.db.rows("SELECT * FROM tokens WHERE id = ?", (token_id,))]
+
+    def revoke_token(self, token_id: int) -> bool:
+        """Forget a token; whether there was one."""
+        with self.db.transaction():
+            return self.db.execute("DELETE FROM tokens WHERE id = ?", (token_id,)).rowcount > 0
 
     # --- failed logins -----------------------------------------------------------------------------
 
@@ -235,4 +283,14 @@ def _user(row: dict[str, Any]) -> StoredUser:
         role=row["role"],
         password_hash=row["password_hash"],
         created_at=float(row["created_at"]),
+    )
+
+
+def _token(row: dict[str, Any]) -> StoredToken:
+    return StoredToken(
+        id=int(row["id"]),
+        user=row["user_name"],
+        digest=row["digest"],
+        created_at=float(row["created_at"]),
+        expires_at=float(row["expires_at"]),
     )
