@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .answer_relevance import Relevance, builtin_relevance, relevance
+from .answer_relevance import Relevance, bridges, builtin_relevance, relevance
 from .answer_reply import (
     MARKER,
     NOT_FOUND_EN,
@@ -34,7 +34,13 @@ from .llm.prompts import GROUNDED_ANSWER
 from .llm.protocol import StreamingLLM
 from .models import Hit
 from .text.language import is_chinese
-from .text.question_words import question_terms
+from .text.question_words import (
+    content_words,
+    held_terms,
+    is_kind_term,
+    question_terms,
+    term_words,
+)
 from .text.quotes import renumber, unsaid
 from .text.sentences import asks_about_scope
 
@@ -223,6 +229,8 @@ def _extractive_answer(
     aspect_terms = [(a, frozenset(question_terms(a)) or frozenset({a.lower()})) for a in aspects]
     all_terms = asked_terms.union(*(t for _, t in aspect_terms))
     sentences = candidates(hits, all_terms, scope_ok=asks_about_scope(question))
+    sentences = _bridged(question, aspects, sentences, scorer)
+    chinese = is_chinese(question)
     scores = relevance(scorer, [question, *aspects], [s.text for s in sentences])
     hits_used: list[int] = []
     groups: list[tuple[str, list[Candidate]]] = []
@@ -233,7 +241,15 @@ def _extractive_answer(
             pool = [s for s in sentences if s not in taken]
             rel = scores[row].tolist()  # the aspect's own: the question's spans them all
             picked = pick(
-                pool, terms, asked_terms, budget, min(budget, 3), hits_used, max_citations, rel
+                pool,
+                terms,
+                asked_terms,
+                budget,
+                min(budget, 3),
+                hits_used,
+                max_citations,
+                rel,
+                chinese=chinese,
             )
             if picked:
                 groups.append((aspect, picked))
@@ -247,6 +263,7 @@ def _extractive_answer(
             hits_used,
             max_citations,
             scores[0].tolist(),
+            chinese=chinese,
         )
         groups.append(("", picked))
     if len(aspect_terms) > 1:
@@ -257,6 +274,59 @@ def _extractive_answer(
     if not (terms_hold or _related(question, chosen, scores.max(axis=0).tolist())):
         return not_found(question)
     return _render(question, hits, [("", group) for _, group in groups])
+
+
+def _bridged(
+    question: str, aspects: Sequence[str], sentences: list[Candidate], scorer: Relevance | None
+) -> list[Candidate]:
+    """The sentences in the other language than the question's, with the key terms their words
+    stand for (core/answer_relevance.py `bridges`): "验证会话令牌…" holds "session" and "token"
+    of "What does ASVS require for session tokens?". Its heading's words count as its
+    heading's terms do (core/answer_sentences.py `candidates`)."""
+    chinese = is_chinese(question)
+    other = [s for s in sentences if is_chinese(s.text) != chinese]
+    if not other:
+        return sentences
+    written: dict[str, str] = {}
+    for text in (question, *aspects):
+        written.update(term_words(text))
+    words = {s.order: content_words(s.text) for s in other}
+    under = {s.order: content_words(s.section) for s in other}
+    # The question's side: its terms, and the words of the hits in its language that are not
+    # one of them written otherwise ("tokens" for "token").
+    same = (
+        w
+        for s in sentences
+        if is_chinese(s.text) == chinese
+        for w in (*content_words(s.text), *content_words(s.section))
+    )
+    found = bridges(
+        scorer,
+        written,
+        [w for s in other for w in (*words[s.order], *under[s.order])],
+        [w for w in same if not held_terms(list(written), w)],
+    )
+    if not found:
+        return sentences
+    # A sentence keeps its bridges only where they make it hold most of what the question (or
+    # an aspect) is about, and two of its terms at least: one word's translation is too little
+    # to quote a sentence for ("保存" for "kept" in "Where should encryption keys be kept?"
+    # brings "日志至少保存 180 天"; "职业" for "杨群的职业是什么？", whose name jieba cuts into
+    # single characters, brings any English sentence on a profession).
+    asked = [
+        frozenset(t for t in question_terms(text) if not is_kind_term(t))
+        for text in (question, *aspects)
+    ]
+    out = []
+    for s in sentences:
+        if s.order in words:
+            held = {found[w] for w in words[s.order] if w in found} - s.terms
+            heading = {found[w] for w in under[s.order] if w in found}
+            now = s.terms | held | heading
+            if any(len(now & a) > max(1, COVERAGE_THRESHOLD * len(a)) for a in asked):
+                s = replace(s, terms=now, own=s.own + len(held))
+        out.append(s)
+    return out
 
 
 def _related(question: str, chosen: Sequence[Candidate], rel: Sequence[float]) -> bool:

@@ -132,10 +132,13 @@ def pick(
     hits_used: list[int],
     max_hits: int,
     rel: Sequence[float] = (),
+    *,
+    chinese: bool | None = None,
 ) -> list[Candidate]:
     """Greedy set cover of `core_terms` (ties broken by `extra_terms`), the sentences closest
-    to the question by meaning, then a short fill; `rel[s.order]` is a candidate's relevance
-    (core/answer_relevance.py; none: every sentence 0)."""
+    to the question by meaning, a line in the other language than the question's (`chinese`:
+    whether it is asked in Chinese; None: no such line), then a short fill; `rel[s.order]` is
+    a candidate's relevance (core/answer_relevance.py; none: every sentence 0)."""
 
     def score(s: Candidate) -> float:
         return float(rel[s.order]) if rel else 0.0
@@ -177,9 +180,31 @@ def pick(
             if allowed(s):
                 take(s)
                 related += 1
+    need = math.ceil(len(core_terms) / 2)
+    words = frozenset(t for t in core_terms if not is_kind_term(t))
+    # The other language keeps a line, as it keeps places in the search
+    # (core/search/languages.py): the key terms an English question shares with the English
+    # hits word for word win every tie, and a Chinese standard that answers it, holding them
+    # only through its words' meaning (core/answer.py `_bridged`), would never be quoted.
+    if (
+        chinese is not None
+        and words
+        and len(chosen) < budget
+        and all(is_chinese(s.text) == chinese for s in chosen)
+    ):
+        others = [
+            s
+            for s in candidates
+            if allowed(s)
+            and is_chinese(s.text) != chinese
+            and s.own
+            and 2 * len(s.terms & words) > len(words)
+        ]
+        if others:
+            take(max(others, key=lambda s: (len(s.terms & core_terms), *_merit(s))))
+            related += 1
     # Set cover alone can answer with one sentence; add a few more that are about the question,
     # from the sections already quoted first: the rest of the passage that answers.
-    need = math.ceil(len(core_terms) / 2)
     sections = {(s.hit, s.section) for s in chosen}
     ranked = sorted(
         candidates,

@@ -26,12 +26,14 @@ __all__ = [
     "ENGLISH_FUNCTION_WORDS",
     "AnswerKind",
     "asked_kinds",
+    "content_words",
     "held_terms",
     "holds",
     "is_cue",
     "is_generic",
     "is_kind_term",
     "question_terms",
+    "term_words",
 ]
 
 AnswerKind = Literal["duration", "date", "number"]
@@ -139,6 +141,42 @@ def held_terms(terms: Sequence[str], text: str) -> frozenset[str]:
     """The terms of `question_terms` a sentence holds (Chinese as text, English as stems)."""
     lowered, stems = text.lower(), _latin_stems(text)
     return frozenset(t for t in terms if _holds_term(t, text, lowered, stems))
+
+
+def term_words(question: str) -> dict[str, str]:
+    """Each word term of `question_terms` with the word the question writes it as ("token" for
+    the stem of "tokens"; a Chinese term is its own word): what a model can read."""
+    written = [w.lower() for w in _LATIN_WORD.findall(question)]
+    out: dict[str, str] = {}
+    for term in question_terms(question):
+        if is_kind_term(term):
+            continue
+        if CJK.search(term):
+            out[term] = term
+        else:
+            out[term] = next((w for w in written if stem(w) == term), term)
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    """A sentence's content words as written, each once: jieba words of two characters or
+    more (Chinese) and lowercased English words, without question and function words."""
+    if not CJK.search(text):
+        found = (w.lower() for w in _LATIN_WORD.findall(text))
+        return list(dict.fromkeys(w for w in found if _is_english_term(w) and w.isalpha()))
+    from .chinese import pos_tag  # loads jieba's dictionary on first use
+
+    kept: list[str] = []
+    for word, flag in pos_tag(text):
+        word = word.strip().lower()
+        if (
+            CJK.search(word)
+            and len(word) > 1
+            and word not in _ZH_STOP
+            and not flag.startswith(_POS_DROPPED)
+        ):
+            kept.append(word)
+    return list(dict.fromkeys(kept))
 
 
 def _holds_term(term: str, text: str, lowered: str, stems: set[str]) -> bool:
