@@ -18,21 +18,20 @@ Milvus Lite rejects filter templates, so names are resolved to ids in the catalo
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from ..errors import StoreError, StoreLockedError
+from . import lite_share
 
 __all__ = [
     "KINDS",
@@ -45,6 +44,8 @@ __all__ = [
 
 KINDS = ("chunk", "question", "entity", "relation")
 # Milvus counts VARCHAR length in bytes; CJK text is three bytes a character in UTF-8.
+log = logging.getLogger(__name__)
+
 _TEXT_BYTES = 16_000
 _HNSW = {"M": 16, "efConstruction": 200}
 # The analyzer of collections created from now on (see the module docstring).
@@ -89,25 +90,81 @@ class VectorStore:
         self._ready: set[str] = set()
         is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
         self._is_lite = is_lite
+        self._token = token
+        self._served = ""  # a guest's: the address of the holder's server it joined
         if is_lite:
             Path(uri).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.client = self._connect(uri, token)
+            raw, self._served = self._open()
+        except StoreError:
+            raise
         except Exception as exc:  # pymilvus raises several unrelated types on a failed open
-            if is_lite and _lite_is_locked(uri):
-                raise StoreLockedError(
-                    f"The knowledge base at {uri} is open in another process; close the other"
-                    " Zhixing app or command, or point ZHIXING_HOME elsewhere."
-                ) from None
             where = "Milvus Lite file" if is_lite else "Milvus server"
             raise StoreError(f"The {where} at {uri} cannot be opened: {exc}.") from exc
+        self.client: MilvusClient = cast(MilvusClient, _Shared(self, raw)) if is_lite else raw
 
-    def _connect(self, uri: str, token: str) -> MilvusClient:
+    @property
+    def is_guest(self) -> bool:
+        """Whether this store reaches a Milvus Lite file through the process that holds it."""
+        return bool(self._served)
+
+    def _open(self) -> tuple[MilvusClient, str]:
+        """A Milvus server's client; for Milvus Lite, the file's own when no process holds it
+        (this process then serves it to the others, core/store/lite_share.py), else a client
+        of the holder's server, with that server's address."""
+        if not self._is_lite:
+            return self._connect(self.uri, self._token), ""
+        deadline = time.monotonic() + lite_share.WAIT_S
+        while True:
+            if not lite_share.is_held(self.uri):
+                try:
+                    client = self._connect(self.uri, self._token)
+                except Exception:
+                    if not lite_share.is_held(self.uri):
+                        raise
+                    # taken between the look and the open: join the process that took it
+                else:
+                    try:
+                        lite_share.publish(self.uri)
+                    except OSError:
+                        log.warning("Other processes cannot share %s.", self.uri, exc_info=True)
+                    return client, ""
+            address = lite_share.served(self.uri)
+            if address:
+                return self._connect(address, "", attempts=_CONNECT_ATTEMPTS), address
+            if time.monotonic() > deadline:
+                raise StoreLockedError(
+                    f"The knowledge base at {self.uri} is open in another process that does not"
+                    " share it; close that program, or point ZHIXING_HOME elsewhere."
+                )
+            time.sleep(0.1)
+
+    def _rejoin(self, failed: MilvusClient) -> MilvusClient:
+        """After the holder went away: open the file again (taking it, or joining the process
+        that took it first), load what was loaded, and hand back the new client."""
+        shared = cast(_Shared, self.client)
+        with self._lock:
+            if shared.raw is not failed:
+                return shared.raw  # another thread rejoined already
+            with contextlib.suppress(Exception):
+                failed.close()
+            raw, self._served = self._open()
+            for name in self._ready:
+                raw.load_collection(name)
+            shared.raw = raw
+            log.info("Rejoined the Milvus Lite file %s after its holder went away.", self.uri)
+            return raw
+
+    def _holder_gone(self) -> bool:
+        """Whether this guest's holder has let the file go (closed, or died)."""
+        return bool(self._served) and lite_share.served(self.uri) != self._served
+
+    def _connect(self, uri: str, token: str, *, attempts: int = 0) -> MilvusClient:
         """Open the client; a server is tried three times. gRPC shares one connection per
         address in a process, and a server that has just sent it away (a restart, or "too many
         pings": pymilvus pings every 10 s, which a Python gRPC server such as milvus-lite
         server's refuses) fails the first call on it while the connection comes back."""
-        attempts = 1 if self._is_lite else _CONNECT_ATTEMPTS
+        attempts = attempts or (1 if self._is_lite else _CONNECT_ATTEMPTS)
         for attempt in range(1, attempts + 1):
             try:
                 with _quiet_milvus_lite():
@@ -122,9 +179,10 @@ class VectorStore:
         """Close the connection and, for Milvus Lite, stop its server so the file lock is freed."""
         with contextlib.suppress(Exception):
             self.client.close()
-        if self._is_lite:
+        if self._is_lite and not self._served:  # the holder: the others rejoin on their own
             from milvus_lite.server_manager import server_manager_instance
 
+            lite_share.withdraw(self.uri)
             server_manager_instance.release_server(self.uri)
 
     def collection_name(self, dimension: int) -> str:
@@ -388,29 +446,13 @@ def _quiet_milvus_lite() -> Iterator[None]:
             logger.disabled = disabled
 
 
-def _lite_is_locked(uri: str) -> bool:
-    """Tell whether another process holds Milvus Lite's advisory lock on this data dir."""
-    lock = Path(uri) / "LOCK"
-    if not lock.exists():
-        return False
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
-
-
 def count_collections(uri: str, token: str = "", *, timeout_s: float = 5.0) -> int:
     """Open the store once, count its collections and close it again: a health probe.
 
     A Milvus Lite file is opened only when no process holds it (its lock is tried first, not
-    taken): a file the app holds raises StoreLockedError naming the holder, since a second
-    open fails in Milvus Lite whatever the state of the data. A missing file is not created.
+    taken); one that a Zhixing process holds is asked through that process's server
+    (core/store/lite_share.py), and one held by a program that does not share it raises
+    StoreLockedError naming the holder. A missing file is not created.
     """
     is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
     if is_lite and not Path(uri).exists():
@@ -418,8 +460,11 @@ def count_collections(uri: str, token: str = "", *, timeout_s: float = 5.0) -> i
             f"There is no Milvus Lite file at {uri}; check ZHIXING_HOME, or open the home once"
             " (the app or any `zhixing` command) to create it."
         )
-    if is_lite and _lite_is_locked(uri):
-        raise StoreLockedError(_held(uri))
+    if is_lite and lite_share.is_held(uri):
+        address = lite_share.served(uri)
+        if not address:
+            raise StoreLockedError(_held(uri))
+        uri, is_lite = address, False  # the holder serves it: ask its server
     try:
         with _quiet_milvus_lite():
             client = MilvusClient(uri=uri, token=token, timeout=timeout_s)
@@ -433,7 +478,7 @@ def count_collections(uri: str, token: str = "", *, timeout_s: float = 5.0) -> i
 
                 server_manager_instance.release_server(uri)
     except Exception as exc:  # pymilvus raises several unrelated types on a failed open
-        if is_lite and _lite_is_locked(uri):  # taken between the look and the open
+        if is_lite and lite_share.is_held(uri):  # taken between the look and the open
             raise StoreLockedError(_held(uri)) from None
         where = "Milvus Lite file" if is_lite else "Milvus server"
         detail = exc.message if isinstance(exc, MilvusException) else str(exc)
@@ -441,7 +486,7 @@ def count_collections(uri: str, token: str = "", *, timeout_s: float = 5.0) -> i
 
 
 def _held(uri: str) -> str:
-    pid = _lite_holder(uri)
+    pid = lite_share.holder(uri)
     who = f"process {pid}" if pid is not None else "another process"
     return (
         f"The Milvus Lite file at {uri} is held by {who}: Milvus Lite lets one process open it,"
@@ -449,18 +494,56 @@ def _held(uri: str) -> str:
     )
 
 
-def _lite_holder(uri: str) -> int | None:
-    """The process holding Milvus Lite's lock on this data dir, as Linux's /proc/locks tells
-    it (None elsewhere, or when nobody holds it)."""
+class _Shared:
+    """A Milvus Lite file's client, shared between processes (core/store/lite_share.py): a
+    guest's calls go to the holder's server, and one that fails because the holder went away
+    opens the file again and is made once more."""
+
+    def __init__(self, store: VectorStore, raw: MilvusClient) -> None:
+        self._store = store
+        self.raw = raw
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.raw, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            raw = self.raw
+            try:
+                with _quiet_pymilvus():
+                    return getattr(raw, name)(*args, **kwargs)
+            except MilvusException:
+                if name == "close" or not self._store._holder_gone():
+                    raise
+            return getattr(self._store._rejoin(raw), name)(*args, **kwargs)
+
+        return call
+
+
+_calm = threading.local()
+
+
+class _Calm(logging.Filter):
+    """Drops pymilvus's records on a thread making a shared call (`_quiet_pymilvus`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_calm, "on", False)
+
+
+_CALM = _Calm()
+
+
+@contextlib.contextmanager
+def _quiet_pymilvus() -> Iterator[None]:
+    """pymilvus logs tracebacks to the console (its own handler) when a server it was connected
+    to is gone; a guest copes (it rejoins) or raises, so they would only alarm the reader."""
+    for handler in logging.getLogger("pymilvus").handlers:
+        if _CALM not in handler.filters:
+            handler.addFilter(_CALM)
+    was = getattr(_calm, "on", False)
+    _calm.on = True
     try:
-        info = os.stat(Path(uri) / "LOCK")
-        lines = Path("/proc/locks").read_text(encoding="ascii").splitlines()
-    except OSError:
-        return None
-    # "1: FLOCK  ADVISORY  WRITE 18545 fe:00:2163055 0 EOF": pid, then major:minor:inode in hex.
-    wanted = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    for line in lines:
-        fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
-            return int(fields[4]) if fields[4].isdigit() else None
-    return None
+        yield
+    finally:
+        _calm.on = was
