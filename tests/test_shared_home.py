@@ -130,3 +130,31 @@ def test_a_guest_takes_the_file_over_when_its_holder_goes(home: Path, embedder: 
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_note_of_a_killed_holder_is_not_followed(home: Path, embedder: Any) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pathlib, time; from zhixing.core.config import Settings;"
+            " from zhixing.core.service import KnowledgeService;"
+            " s = KnowledgeService(Settings(home=pathlib.Path(sys.argv[1])));"
+            " s.search.query('x', ['kb'], top_k=1); print('ready', flush=True); time.sleep(120)",
+            str(home),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    finally:
+        holder.kill()  # no chance to withdraw its note
+        holder.wait()
+    note = home / "milvus.db.serving"
+    assert json.loads(note.read_text())["pid"] == holder.pid  # left behind, stale
+    with KnowledgeService(Settings(home=home), embedder=embedder) as service:
+        assert not service._home.vectors.is_guest  # the file is free: this process holds it
+        assert service.search.query(QUERY, ["kb"], top_k=3)
+    assert not note.exists()  # and withdrew its own note when it let the file go
