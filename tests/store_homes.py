@@ -3,8 +3,7 @@ of `HOMES` per kind of home, each opening every store family on a folder in tmp_
 
 `Home`'s fields are typed by the Protocols of core/store/contracts.py, so mypy checks that each
 implementation satisfies them. The Postgres home (issue 38) opens its catalog on a database of
-its own in the run's throwaway cluster (tests/postgres_cluster.py); the families that do not run
-on Postgres yet stand in `UNPORTED`, and a test that touches one skips, saying which.
+its own in the run's throwaway cluster (tests/postgres_cluster.py).
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -72,26 +70,11 @@ def sqlite_home(folder: Path) -> Home:
     )
 
 
-# The store families whose SQL does not run on Postgres yet (issue 38 point 1, in parts).
-UNPORTED: tuple[str, ...] = ()
-
-
-class _Unported:
-    """Stands for a family a Postgres home lacks: any use skips the test, naming it."""
-
-    def __init__(self, family: str) -> None:
-        self.family = family
-
-    def __getattr__(self, name: str) -> Any:
-        pytest.skip(f"the {self.family} store does not run on Postgres yet")
-
-
 def postgres_home(folder: Path) -> Home:
     """The stores of a home whose catalog is a Postgres database (its URI in the folder, as
     `ZHIXING_CATALOG_URI` names it for a real home)."""
     catalog = Catalog((folder / "catalog.uri").read_text())
     db = catalog.db
-    unported: dict[str, Any] = {family: _Unported(family) for family in UNPORTED}
     return Home(
         catalog=catalog,
         jobs=catalog.jobs,
@@ -102,7 +85,6 @@ def postgres_home(folder: Path) -> Home:
         graph=GraphStore(db),
         folder=folder,
         opener=postgres_home,
-        **unported,
     )
 
 
