@@ -49,10 +49,17 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")  # ZHIXING_LOG_LEVEL (core/lo
 LOG_FORMATS = ("text", "json")  # ZHIXING_LOG_FORMAT: json = one object a line, for a collector
 
 
+CATALOG_SCHEMES = ("postgresql://", "postgres://", "sqlite://")
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path = Path("data")
     milvus_uri: str = ""  # empty = Milvus Lite file under home
+    # ZHIXING_CATALOG_URI: empty = catalog.db under home; postgresql://... = a catalog on
+    # PostgreSQL (core/store/postgres.py); sqlite:///path = a SQLite file elsewhere. It may hold
+    # a password: never shown.
+    catalog_uri: str = field(default="", repr=False)
     milvus_token: str = field(default="", repr=False)
     openai_api_key: str = field(default="", repr=False)
     openai_base_url: str = ""
@@ -100,6 +107,11 @@ class Settings:
             raise ConfigError(
                 f"ZHIXING_STRUCTURED_OUTPUT is {self.structured_output!r}; "
                 f"use one of {', '.join(STRUCTURED_OUTPUT)}."
+            )
+        if self.catalog_uri and not self.catalog_uri.startswith(CATALOG_SCHEMES):
+            raise ConfigError(
+                "ZHIXING_CATALOG_URI must start with postgresql:// (a catalog on PostgreSQL) or"
+                " sqlite:/// (a SQLite file); unset it for the home's own catalog.db."
             )
         if self.llm_concurrency < 1:
             raise ConfigError("ZHIXING_LLM_CONCURRENCY must be a positive integer.")
@@ -152,6 +164,7 @@ class Settings:
         return cls(
             home=home,
             milvus_uri=env.get("ZHIXING_MILVUS_URI", ""),
+            catalog_uri=env.get("ZHIXING_CATALOG_URI", "").strip(),
             milvus_token=env.get("ZHIXING_MILVUS_TOKEN", ""),
             openai_api_key=env.get("OPENAI_API_KEY", ""),
             openai_base_url=env.get("OPENAI_BASE_URL", ""),
@@ -178,6 +191,13 @@ class Settings:
     @property
     def catalog_path(self) -> Path:
         return self.home / "catalog.db"
+
+    @property
+    def catalog_target(self) -> Path | str:
+        """Where the catalog is: a `postgresql://` URI, else the path of its SQLite file."""
+        if self.catalog_uri.startswith("sqlite://"):
+            return Path(self.catalog_uri.removeprefix("sqlite://"))
+        return self.catalog_uri or self.catalog_path
 
     @property
     def resolved_milvus_uri(self) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from tests.postgres_cluster import Cluster, cluster_or_skip
 from zhixing.core.config import Settings
 from zhixing.core.embed import BuiltinEmbedder
 
@@ -46,6 +47,13 @@ def built_home(where: Path, embedder: BuiltinEmbedder, kb: str, documents: dict[
         svc.kbs.create(kb)
         svc.builds.add(kb, sorted(docs.iterdir()))
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster for the run (each test makes its own database): skipped
+    without PostgreSQL, except under CI=true (tests/postgres_cluster.py)."""
+    yield from cluster_or_skip()
 
 
 @pytest.fixture(scope="session")

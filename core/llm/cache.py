@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # importing core.store at runtime would load pymilvus just for a type
-    from ..store.sqlite import Database
+    from ..store.dialect import SqlDatabase
 
 __all__ = ["LLMCache", "cache_key"]
 
@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS llm_cache (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
     response TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at {real} NOT NULL
 );
 """
 
@@ -38,11 +38,11 @@ def cache_key(model: str, prompt: str, schema: dict[str, Any]) -> str:
 
 
 class LLMCache:
-    """Validated LLM responses kept in the home's SQLite file. Safe to share between threads."""
+    """Validated LLM responses kept in the home's catalog database. Safe to share between threads."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self.db = db
-        db.execute(_SCHEMA)
+        db.execute(db.dialect.ddl(_SCHEMA))
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the cached response for `key`, or None."""
@@ -60,8 +60,9 @@ class LLMCache:
         text = json.dumps(response, ensure_ascii=False, sort_keys=True)
         with self.db.transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO llm_cache (key, model, response, created_at)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO llm_cache (key, model, response, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET model = excluded.model,"
+                " response = excluded.response, created_at = excluded.created_at",
                 (key, model, text, time.time()),
             )
 

@@ -25,10 +25,10 @@ from ..llm.protocol import LLM
 from ..llm.tracing import configure_tracing
 from ..search import SearchEngine
 from ..store import Catalog, VectorStore
+from ..store.dialect import SqlDatabase
 from ..store.graph import GraphStore
 from ..store.notebooks import NotebookStore
 from ..store.runs import RunStore
-from ..store.sqlite import Database
 from ..store.users import UserStore
 
 __all__ = ["Home", "HomeOptions"]
@@ -62,7 +62,7 @@ class Home:
                 f"The Zhixing home {settings.home} cannot be created ({exc.strerror or exc}); "
                 "set ZHIXING_HOME to a folder this user may write."
             ) from exc
-        self.catalog = Catalog(settings.catalog_path)
+        self.catalog = Catalog(settings.catalog_target)
         self.users = UserStore(self.catalog.db)
         self.graph = GraphStore(self.catalog.db)
         if llm is None:
@@ -114,7 +114,7 @@ class Home:
                 self._memory = open_checkpointer(path)
             return self._memory
 
-    def _opened(self, what: str, kind: Callable[[Database], _T]) -> _T:
+    def _opened(self, what: str, kind: Callable[[SqlDatabase], _T]) -> _T:
         """The store `kind` over the catalog, made on first use: the stores that write open
         only when something writes (a read-only home that only searches never opens them)."""
         with self._lock:

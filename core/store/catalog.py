@@ -1,7 +1,7 @@
-"""The SQLite catalog (docs/architecture.md §3): knowledge bases, documents and chunks.
+"""The catalog (docs/architecture.md §3): knowledge bases, documents and chunks.
 
-The catalog opens its home's SQLite file (`Database`), and with it the build jobs
-(`catalog.jobs`), whose table sits beside the knowledge bases it refers to. Every write that
+The catalog opens its home's database (a SQLite file, or PostgreSQL: dialect.py), and with it
+the build jobs (`catalog.jobs`), whose table sits beside the knowledge bases it refers to. Every write that
 must be all-or-nothing runs inside `transaction()`. The catalog is the source of truth: the
 vector store only holds what the catalog says is indexed, and a document is marked `indexed`
 only after its vectors are written.
@@ -23,6 +23,7 @@ from ..errors import NotFoundError, StoreError, ZhixingError
 from ..models import Chunk, KnowledgeBase, KnownDocument, StoredDocument
 from .analysis import ANALYSIS_VERSION
 from .catalog_schema import SCHEMA, add_fill_trigger, migrate
+from .dialect import SqlDatabase
 from .jobs import JobStore
 from .kb_rows import Ids, Tables, dump_table, load_table
 from .sqlite import Database
@@ -38,9 +39,10 @@ class Catalog:
     """The catalog of one Zhixing home. Safe to share between threads of one process."""
 
     def __init__(self, path: Path | str) -> None:
-        self.db = Database(path)
+        """Open the catalog at `path`: a SQLite file, or a `postgresql://` URI."""
+        self.db = open_database(path)
         self.path = self.db.path
-        self.db.executescript(SCHEMA)
+        self.db.executescript(self.db.dialect.ddl(SCHEMA))
         migrate(self.db)
         self.jobs = JobStore(self.db)
         add_fill_trigger(self.db)
@@ -59,7 +61,8 @@ class Catalog:
         legacy = bool(self.db.rows("SELECT 1 FROM knowledge_bases LIMIT 1"))
         value = "" if legacy else uuid.uuid4().hex[:12]
         self.db.execute(
-            "INSERT OR IGNORE INTO home (key, value) VALUES ('deployment', ?)", (value,)
+            "INSERT INTO home (key, value) VALUES ('deployment', ?) ON CONFLICT DO NOTHING",
+            (value,),
         )
         return str(self.db.rows("SELECT value FROM home WHERE key = 'deployment'")[0]["value"])
 
@@ -194,12 +197,12 @@ class Catalog:
         first, with its vectors: see `BuildPipeline`.
         """
         with self.transaction():
-            cursor = self.db.execute(
+            [row] = self.db.rows(
                 "INSERT INTO documents (kb_id, source, sha256, kind, title, pages, chunks, status,"
-                " added_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'chunked', ?)",
+                " added_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'chunked', ?) RETURNING id",
                 (kb_id, source, sha256, kind, title, pages, len(chunks), time.time()),
             )
-            doc_id = int(cursor.lastrowid or 0)
+            doc_id = int(row["id"])
             self.db.executemany(
                 "INSERT INTO chunks (document_id, kb_id, ordinal, text, heading_path, page_start,"
                 " page_end, line_start, line_end, ocr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -266,7 +269,8 @@ class Catalog:
         indexed documents may have, so a cache keyed by it never serves a stale one."""
         row = self.db.rows(
             "SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS newest,"
-            " COALESCE(SUM(status = 'indexed'), 0) AS indexed FROM documents WHERE kb_id = ?",
+            " COALESCE(SUM(CASE WHEN status = 'indexed' THEN 1 ELSE 0 END), 0) AS indexed"
+            " FROM documents WHERE kb_id = ?",
             (kb_id,),
         )[0]
         return int(row["n"]), int(row["newest"]), int(row["indexed"])
@@ -318,7 +322,7 @@ class Catalog:
         else:
             rows = self.db.rows(
                 "SELECT id FROM chunks WHERE kb_id = ? AND document_id IN"
-                " (SELECT value FROM json_each(?)) ORDER BY id",
+                f" ({self.db.dialect.json_ids}) ORDER BY id",
                 (kb_id, json.dumps([int(d) for d in documents])),
             )
         return [int(r["id"]) for r in rows]
@@ -364,6 +368,15 @@ class Catalog:
         return kb
 
 
+def open_database(target: Path | str) -> SqlDatabase:
+    """The catalog's database at `target`: a `postgresql://` URI, else a SQLite file's path."""
+    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresDatabase  # psycopg loads only for a Postgres catalog
+
+        return PostgresDatabase(target)
+    return Database(target)
+
+
 KB_NAME_MAX = 64
 KB_NAME_RULE = (
     f"A knowledge base needs a name of 1 to {KB_NAME_MAX} characters (Chinese is fine) with no "
@@ -375,7 +388,7 @@ KB_NAME_RULE = (
 def _check_kb_name(name: str) -> str:
     """Return `name` stripped, or raise StoreError quoting the rule it breaks.
 
-    Quotes and SQL or Milvus syntax are allowed: names only ever reach SQLite as bound
+    Quotes and SQL or Milvus syntax are allowed: names only ever reach the database as bound
     parameters and never reach a Milvus filter (those are built from integer ids).
     """
     clean = name.strip()

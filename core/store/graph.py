@@ -14,9 +14,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .dialect import SqlDatabase
 from .graph_reads import MAX_DESCRIPTION, GraphReader, StoredEntity, StoredRelation, id_list
 from .kb_rows import Ids, Tables, dump_table, load_table
-from .sqlite import Database
 
 __all__ = [
     "GRAPH_TABLES",
@@ -29,7 +29,7 @@ __all__ = [
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS questions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
     kb_id INTEGER NOT NULL,
     text TEXT NOT NULL,
@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS questions (
 );
 CREATE INDEX IF NOT EXISTS questions_chunk ON questions(chunk_id);
 CREATE TABLE IF NOT EXISTS entities (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
     key TEXT NOT NULL,
     type TEXT NOT NULL,
@@ -56,13 +56,13 @@ CREATE TABLE IF NOT EXISTS entity_aliases (
     PRIMARY KEY (kb_id, key, type)
 );
 CREATE TABLE IF NOT EXISTS relations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
     source_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
     target_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
     type TEXT NOT NULL,
     description TEXT NOT NULL DEFAULT '',
-    weight REAL NOT NULL DEFAULT 0,
+    weight {real} NOT NULL DEFAULT 0,
     UNIQUE (kb_id, source_id, target_id, type)
 );
 CREATE TABLE IF NOT EXISTS entity_mentions (
@@ -103,16 +103,16 @@ GRAPH_TABLES = (
 _DUMP_WHERE = {
     "entity_mentions": "JOIN entities e ON e.id = t.entity_id WHERE e.kb_id = ?",
     "relation_mentions": "JOIN relations r ON r.id = t.relation_id WHERE r.kb_id = ?",
-    "degraded_chunks": "WHERE t.chunk_id IN (SELECT value FROM json_each(?))",
+    "degraded_chunks": "WHERE t.chunk_id IN ({ids})",  # the dialect's JSON list of ids
 }
 
 
 class GraphStore(GraphReader):
     """The graph's tables on the home's database: `GraphReader`'s queries, and the writes."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         super().__init__(db)
-        db.executescript(_SCHEMA)
+        db.executescript(db.dialect.ddl(_SCHEMA))
 
     # --- questions -------------------------------------------------------------------------
 
@@ -121,12 +121,12 @@ class GraphStore(GraphReader):
         ids = []
         with self.db.transaction():
             for chunk_id, text, start, end in rows:
-                cursor = self.db.execute(
+                [row] = self.db.rows(
                     "INSERT INTO questions (chunk_id, kb_id, text, line_start, line_end)"
-                    " VALUES (?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?) RETURNING id",
                     (chunk_id, kb_id, text, start, end),
                 )
-                ids.append(int(cursor.lastrowid or 0))
+                ids.append(int(row["id"]))
         return ids
 
     def mark_degraded(self, chunk_ids: Sequence[int], reason: str = "invalid LLM output") -> None:
@@ -134,7 +134,8 @@ class GraphStore(GraphReader):
         if chunk_ids:
             with self.db.transaction():
                 self.db.executemany(
-                    "INSERT OR REPLACE INTO degraded_chunks (chunk_id, reason) VALUES (?, ?)",
+                    "INSERT INTO degraded_chunks (chunk_id, reason) VALUES (?, ?)"
+                    " ON CONFLICT (chunk_id) DO UPDATE SET reason = excluded.reason",
                     [(c, reason) for c in chunk_ids],
                 )
 
@@ -142,19 +143,20 @@ class GraphStore(GraphReader):
         self, kb_id: int, *, key: str, type_: str, name: str, attributes: dict[str, str]
     ) -> int:
         with self.db.transaction():
-            cursor = self.db.execute(
-                "INSERT INTO entities (kb_id, key, type, name, attributes) VALUES (?, ?, ?, ?, ?)",
+            [row] = self.db.rows(
+                "INSERT INTO entities (kb_id, key, type, name, attributes) VALUES (?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (kb_id, key, type_, name, json.dumps(attributes, ensure_ascii=False)),
             )
-            entity_id = int(cursor.lastrowid or 0)
+            entity_id = int(row["id"])
             self.add_alias(kb_id, key, type_, entity_id)
         return entity_id
 
     def add_alias(self, kb_id: int, key: str, type_: str, entity_id: int) -> None:
         with self.db.transaction():  # also takes the database's lock: builds write from threads
             self.db.execute(
-                "INSERT OR IGNORE INTO entity_aliases (kb_id, key, type, entity_id)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO entity_aliases (kb_id, key, type, entity_id)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (kb_id, key, type_, entity_id),
             )
 
@@ -168,8 +170,8 @@ class GraphStore(GraphReader):
     ) -> None:
         with self.db.transaction():
             self.db.execute(
-                "INSERT OR IGNORE INTO entity_mentions (entity_id, chunk_id, name, description)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO entity_mentions (entity_id, chunk_id, name, description)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (entity_id, chunk_id, name, description),
             )
             if attributes:
@@ -188,8 +190,8 @@ class GraphStore(GraphReader):
             source, target = target, source  # one edge for a symmetric relation, not two
         with self.db.transaction():
             self.db.execute(
-                "INSERT OR IGNORE INTO relations (kb_id, source_id, target_id, type)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO relations (kb_id, source_id, target_id, type)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (kb_id, source, target, type_),
             )
             rel_id = int(
@@ -200,8 +202,8 @@ class GraphStore(GraphReader):
                 )[0]["id"]
             )
             self.db.execute(
-                "INSERT OR IGNORE INTO relation_mentions (relation_id, chunk_id, description)"
-                " VALUES (?, ?, ?)",
+                "INSERT INTO relation_mentions (relation_id, chunk_id, description)"
+                " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 (rel_id, chunk_id, description),
             )
         return rel_id
@@ -254,7 +256,7 @@ class GraphStore(GraphReader):
         if not chunk_ids:
             return [], [], []
         chunks = (id_list(chunk_ids),)
-        in_chunks = "chunk_id IN (SELECT value FROM json_each(?))"
+        in_chunks = f"chunk_id IN ({self.db.dialect.json_ids})"
         with self.db.transaction():
             touched_e = [
                 r["entity_id"]
@@ -301,7 +303,9 @@ class GraphStore(GraphReader):
                 table: dump_table(
                     self.db,
                     table,
-                    _DUMP_WHERE.get(table, "WHERE t.kb_id = ?"),
+                    _DUMP_WHERE.get(table, "WHERE t.kb_id = ?").format(
+                        ids=self.db.dialect.json_ids
+                    ),
                     (id_list(chunk_ids) if table == "degraded_chunks" else kb_id,),
                 )
                 for table in GRAPH_TABLES
@@ -339,7 +343,7 @@ def merge_descriptions(parts: Iterable[str]) -> str:
     return " ".join(out)[: MAX_DESCRIPTION + 200]
 
 
-def _without_mentions(db: Database, kind: str, ids: Sequence[int]) -> list[int]:
+def _without_mentions(db: SqlDatabase, kind: str, ids: Sequence[int]) -> list[int]:
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
@@ -353,7 +357,7 @@ def _without_mentions(db: Database, kind: str, ids: Sequence[int]) -> list[int]:
     return sorted(set(ids) - alive)
 
 
-def _delete_ids(db: Database, table: str, ids: Sequence[int]) -> None:
+def _delete_ids(db: SqlDatabase, table: str, ids: Sequence[int]) -> None:
     if ids:
         marks = ",".join("?" * len(ids))
         db.execute(f"DELETE FROM {table} WHERE id IN ({marks})", list(ids))

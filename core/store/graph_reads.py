@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.graph import GraphStats
-from .sqlite import Database
+from .dialect import SqlDatabase
 
 __all__ = ["MAX_DESCRIPTION", "GraphReader", "StoredEntity", "StoredRelation", "id_list"]
 
@@ -46,7 +46,7 @@ class StoredRelation:
 class GraphReader:
     """Questions, entities, relations and their mentions, read on the home's database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self.db = db
 
     def build_history(self, kb_id: int, chunk_ids: Sequence[int]) -> tuple[int, int, list[int]]:
@@ -55,8 +55,7 @@ class GraphReader:
         `chunk_ids`: the knowledge base's chunks (the catalog's `chunk_ids`)."""
         chunks = set(chunk_ids)
         rows = self.db.rows(
-            "SELECT COUNT(*) AS n FROM degraded_chunks WHERE chunk_id IN"
-            " (SELECT value FROM json_each(?))",
+            f"SELECT COUNT(*) AS n FROM degraded_chunks WHERE chunk_id IN ({self.db.dialect.json_ids})",
             (id_list(chunks),),
         )
         extracted = len(chunks) - int(rows[0]["n"])
@@ -75,7 +74,7 @@ class GraphReader:
             " (SELECT entity_id, SUM(LENGTH(description)) AS size FROM"
             "  (SELECT DISTINCT m.entity_id, m.description FROM entity_mentions m"
             "   JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? AND m.description != '')"
-            "  GROUP BY entity_id) d"
+            "  AS said GROUP BY entity_id) d"
             " JOIN (SELECT m.entity_id, COUNT(DISTINCT m.chunk_id) AS n FROM entity_mentions m"
             "  JOIN entities e ON e.id = m.entity_id WHERE e.kb_id = ? GROUP BY m.entity_id) k"
             " ON k.entity_id = d.entity_id WHERE d.size > ?",
@@ -263,7 +262,7 @@ class GraphReader:
         base = (
             "FROM entities e LEFT JOIN (SELECT id, COUNT(*) AS n FROM ("
             " SELECT source_id AS id FROM relations WHERE kb_id = ?"
-            " UNION ALL SELECT target_id FROM relations WHERE kb_id = ?) GROUP BY id) d"
+            " UNION ALL SELECT target_id FROM relations WHERE kb_id = ?) AS ends GROUP BY id) d"
             f" ON d.id = e.id WHERE {' AND '.join(where)}"
         )
         total = self.db.rows(f"SELECT COUNT(*) AS n {base}", params)[0]["n"]
@@ -281,7 +280,7 @@ class GraphReader:
         rows = self.db.rows(
             "SELECT id, COUNT(*) AS n FROM ("
             f" SELECT source_id AS id FROM relations WHERE source_id IN ({marks})"
-            f" UNION ALL SELECT target_id FROM relations WHERE target_id IN ({marks}))"
+            f" UNION ALL SELECT target_id FROM relations WHERE target_id IN ({marks})) AS ends"
             " GROUP BY id",
             [*entity_ids, *entity_ids],
         )
@@ -337,7 +336,7 @@ def _entity(r: dict[str, Any], chunks: list[int]) -> StoredEntity:
 
 
 def id_list(ids: Iterable[int]) -> str:
-    """Ids as one JSON parameter, for `IN (SELECT value FROM json_each(?))`: any number of
+    """Ids as one JSON parameter, for `IN (<the dialect's json_ids>)`: any number of
     them, where `?` marks stop at SQLite's limit on parameters."""
     return json.dumps(sorted({int(i) for i in ids}))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..choices import JobState
 from ..errors import BuildBusyError
-from .sqlite import Database
+from .dialect import SqlDatabase
 
 __all__ = ["ACTIVE_JOBS", "JobStore"]
 
@@ -22,14 +22,14 @@ ACTIVE_JOBS = tuple(s.value for s in JobState if s.active)  # running, paused
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
-    id INTEGER PRIMARY KEY,
+    id {rowid},
     kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
     status TEXT NOT NULL,
     total INTEGER NOT NULL DEFAULT 0,
     done INTEGER NOT NULL DEFAULT 0,
     failed INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL,
-    finished_at REAL,
+    created_at {real} NOT NULL,
+    finished_at {real},
     paths TEXT NOT NULL DEFAULT '[]',
     staging TEXT NOT NULL DEFAULT '',
     pid INTEGER NOT NULL DEFAULT 0,
@@ -51,9 +51,9 @@ _ADDED = (
 class JobStore:
     """The `jobs` table. Job rows are dicts of its columns."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self.db = db
-        db.executescript(_SCHEMA)
+        db.executescript(db.dialect.ddl(_SCHEMA))
         have = db.columns("jobs")
         for name, declaration in _ADDED:  # jobs before they were durable: not resumable
             if name not in have:
@@ -105,12 +105,12 @@ class JobStore:
                     (total, owner[0], owner[1], resume),
                 )
                 return resume
-            cursor = self.db.execute(
+            [row] = self.db.rows(
                 "INSERT INTO jobs (kb_id, status, total, created_at, paths, staging, pid,"
-                " pid_started) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)",
+                " pid_started) VALUES (?, 'running', ?, ?, ?, ?, ?, ?) RETURNING id",
                 (kb_id, total, time.time(), paths_json, staging, owner[0], owner[1]),
             )
-        return int(cursor.lastrowid or 0)
+        return int(row["id"])
 
     def set_status(self, job_id: int, status: str, message: str = "") -> None:
         with self.db.transaction():

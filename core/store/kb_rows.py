@@ -9,14 +9,13 @@ two functions here only put them together. Vectors are the vector store's busine
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..choices import DocumentState
 from ..errors import ParseError, StoreError
 from ..models import KnowledgeBase
-from .sqlite import Database
+from .dialect import SqlDatabase, driver_errors
 
 if TYPE_CHECKING:  # the Protocols name this module's types; the stores import its helpers
     from .contracts import CatalogProtocol, GraphStoreProtocol
@@ -88,44 +87,58 @@ def load_kb(
         with catalog.transaction():
             kb = catalog.load_rows(name, meta, tables, ids, embedding=embedding)
             graph.load_rows(kb.id, tables, ids)
-    except sqlite3.Error as exc:
+    except driver_errors() as exc:
         raise StoreError(f"The catalog refused the knowledge base's rows: {exc}.") from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise ParseError(f"the knowledge base's own fields are garbled ({exc!r})") from exc
     return kb, ids
 
 
-def dump_table(db: Database, table: str, where: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-    """The `KB_TABLES` columns of the rows of `table` (as `t`) that `where` picks, in rowid order."""
-    columns = ", ".join(f"t.{c}" for c in KB_TABLES[table])
-    return db.rows(f"SELECT {columns} FROM {table} t {where} ORDER BY t.rowid", params)
+def dump_table(
+    db: SqlDatabase, table: str, where: str, params: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """The `KB_TABLES` columns of the rows of `table` (as `t`) that `where` picks, in the order
+    they were written (by id; SQLite's rowid where a table has none)."""
+    names = KB_TABLES[table]
+    columns = ", ".join(f"t.{c}" for c in names)
+    order = "t.id" if "id" in names else _unnumbered_order(db, names)
+    return db.rows(f"SELECT {columns} FROM {table} t {where} ORDER BY {order}", params)
 
 
 def load_table(
-    db: Database, table: str, rows: Iterable[Mapping[str, Any]], kb_id: int, ids: Ids
+    db: SqlDatabase, table: str, rows: Iterable[Mapping[str, Any]], kb_id: int, ids: Ids
 ) -> None:
     """Insert one table's rows with remapped keys, noting each new id in `ids`."""
     cols = KB_TABLES[table]
     own = [c for c in cols if c != "id"]
     marks = ", ".join("?" * (len(own) + (table in _HAS_KB)))
     kb_col = ", kb_id" if table in _HAS_KB else ""
-    sql = f"INSERT INTO {table} ({', '.join(own)}{kb_col}) VALUES ({marks})"
+    returning = " RETURNING id" if "id" in cols else ""
+    sql = f"INSERT INTO {table} ({', '.join(own)}{kb_col}) VALUES ({marks}){returning}"
     for number, row in enumerate(rows, 1):
         try:
             values = [_remap(ids, c, _value(row, table, c)) for c in own]
             values += [kb_id] if kb_col else []
             if table == "documents" and row["status"] == DocumentState.INDEXED:
                 values[own.index("status")] = "chunked"  # `indexed` once its vectors are in
-            new_id = db.execute(sql, values).lastrowid
-            if "id" in cols:
-                ids[table][int(row["id"])] = int(new_id or 0)
-        except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
+            written = db.rows(sql, values)
+            if returning:
+                ids[table][int(row["id"])] = int(written[0]["id"])
+        except (KeyError, TypeError, ValueError, db.IntegrityError) as exc:
             raise ParseError(f"row {number} of {table} cannot be loaded ({exc})") from exc
 
 
 def required_columns(table: str) -> tuple[str, ...]:
     """The columns a dumped row of `table` must have: all but those added since (`_ADDED`)."""
     return tuple(c for c in KB_TABLES[table] if (table, c) not in _ADDED)
+
+
+def _unnumbered_order(db: SqlDatabase, columns: Sequence[str]) -> str:
+    """The order of a table without ids: SQLite's rowid (the order rows were written); on
+    Postgres, which keeps no such order, every column (one order, the same at every dump)."""
+    if db.dialect.name == "sqlite":
+        return "t.rowid"
+    return ", ".join(f"t.{c}" for c in columns)
 
 
 def _value(row: Mapping[str, Any], table: str, column: str) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 from ..choices import CellMode
 from ..errors import NotFoundError
 from ..models import CellResult, Notebook, NotebookCell
-from .sqlite import Database
+from .dialect import SqlDatabase
 
 __all__ = ["NotebookStore"]
 
@@ -28,8 +28,8 @@ CREATE TABLE IF NOT EXISTS notebooks (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     scope TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
+    created_at {real} NOT NULL,
+    updated_at {real} NOT NULL,
     UNIQUE (owner, scope)
 );
 CREATE TABLE IF NOT EXISTS notebook_cells (
@@ -43,20 +43,23 @@ CREATE TABLE IF NOT EXISTS notebook_cells (
     collapsed INTEGER NOT NULL DEFAULT 0,
     result TEXT,
     error TEXT NOT NULL DEFAULT '',
-    updated_at REAL NOT NULL
+    updated_at {real} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS notebook_cells_order ON notebook_cells (notebook, position)
 """
+# Positions are distinct (each write renumbers under the write lock); a tie, from an older
+# catalog, falls back to the order cells were written, which only SQLite keeps (rowid).
+_CELL_ORDER = {"sqlite": "position, rowid", "postgresql": "position, id"}
 _MISSING = "There is no such cell in your notebook; it may have been deleted in another tab."
 
 
 class NotebookStore:
     """Notebooks and cells in the home's database; every method takes the owner it checked."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self.db = db
         with db.transaction():
-            db.executescript(_SCHEMA)
+            db.executescript(db.dialect.ddl(_SCHEMA))
 
     # --- notebooks --------------------------------------------------------------------------
 
@@ -66,8 +69,8 @@ class NotebookStore:
         now = time.time()
         with self.db.transaction():
             self.db.execute(
-                "INSERT OR IGNORE INTO notebooks (id, owner, scope, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO notebooks (id, owner, scope, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (uuid.uuid4().hex, owner, scope, now, now),
             )
         row = self.db.rows("SELECT * FROM notebooks WHERE owner = ? AND scope = ?", (owner, scope))[
@@ -86,7 +89,9 @@ class NotebookStore:
 
     def _notebook(self, row: Mapping[str, Any]) -> Notebook:
         cells = self.db.rows(
-            "SELECT * FROM notebook_cells WHERE notebook = ? ORDER BY position, rowid", (row["id"],)
+            "SELECT * FROM notebook_cells WHERE notebook = ?"
+            f" ORDER BY {_CELL_ORDER[self.db.dialect.name]}",
+            (row["id"],),
         )
         return Notebook(
             id=row["id"],

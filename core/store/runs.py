@@ -19,26 +19,26 @@ from typing import Any, Literal
 
 from ..errors import NotFoundError
 from ..models import Conversation
-from .sqlite import Database
+from .dialect import SqlDatabase
 
 __all__ = ["RunStore", "StoredRun"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     question TEXT NOT NULL,
     kbs TEXT NOT NULL DEFAULT '[]',
     answer TEXT NOT NULL DEFAULT '{}',
     trace TEXT NOT NULL DEFAULT '[]',
-    started_at REAL NOT NULL,
-    finished_at REAL
+    started_at {real} NOT NULL,
+    finished_at {real}
 );
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     title TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    created_at {real} NOT NULL,
+    updated_at {real} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated_at);
 """
@@ -72,10 +72,10 @@ class RunStore:
     """Runs and conversations in the home's database. The store checks no rights: the
     service passes the owner it has checked, and filters what a user may read."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self.db = db
         with db.transaction():
-            db.executescript(_SCHEMA)
+            db.executescript(db.dialect.ddl(_SCHEMA))
             have = db.columns("runs")
             for column, kind in _ADDED.items():
                 if column not in have:
@@ -145,9 +145,9 @@ class RunStore:
             kind,
         )
         with self.db.transaction():
-            cursor = self.db.execute(
+            [row] = self.db.rows(
                 "INSERT INTO runs (question, kbs, answer, trace, started_at, finished_at,"
-                " owner, conversation, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " owner, conversation, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 values,
             )
             if conversation is not None:
@@ -156,7 +156,7 @@ class RunStore:
                     " title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
                     (finished, _title(question), conversation),
                 )
-            return int(cursor.lastrowid or 0)
+            return int(row["id"])
 
     def get(self, run_id: int) -> StoredRun:
         """Return one run with its JSON columns decoded; raise NotFoundError if there is none."""
@@ -177,7 +177,7 @@ class RunStore:
         """The latest `limit` runs of a conversation, oldest first (the conversation, in order)."""
         rows = self.db.rows(
             "SELECT * FROM (SELECT * FROM runs WHERE conversation = ? ORDER BY id DESC LIMIT ?)"
-            " ORDER BY id",
+            " AS latest ORDER BY id",
             (conversation_id, limit),
         )
         return [_run(row) for row in rows]

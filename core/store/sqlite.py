@@ -4,7 +4,8 @@
 a single statement commits at once, `transaction()` makes a block all-or-nothing. One
 re-entrant lock guards the connection, so the threads of one process share it. The stores of a
 home (catalog, jobs, users, runs, notebooks, graph, LLM cache) each run SQL on their own tables
-only, through `rows`, `execute`, `executemany` and `executescript`.
+only, through `rows`, `execute`, `executemany` and `executescript` (the `SqlDatabase` Protocol of
+dialect.py, which a Postgres catalog implements too: postgres.py).
 """
 
 from __future__ import annotations
@@ -20,12 +21,17 @@ from typing import Any
 
 from ..errors import StoreError
 from ..home import private_file
+from .dialect import SQLITE
 
 __all__ = ["Database", "count_tables"]
 
 
 class Database:
     """One SQLite file, opened for the stores of a home. Safe to share between threads."""
+
+    dialect = SQLITE
+    Error = sqlite3.Error
+    IntegrityError = sqlite3.IntegrityError
 
     def __init__(self, path: Path | str) -> None:
         path = Path(path)

@@ -1,5 +1,5 @@
 """Users, knowledge-base members, failed logins, access tokens and the audit log, in the
-catalog's SQLite.
+catalog's database.
 
 Like the run log, these tables live in the catalog file but are created here. Passwords are
 stored only as scrypt hashes and tokens only as SHA-256 digests (core/auth.py makes and checks
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .sqlite import Database
+from .dialect import SqlDatabase
 
 __all__ = ["AuditEntry", "StoredToken", "StoredUser", "UserStore"]
 
@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS users (
     name TEXT PRIMARY KEY,
     role TEXT NOT NULL,
     password_hash TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL
+    created_at {real} NOT NULL
 );
 CREATE TABLE IF NOT EXISTS kb_members (
     kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
@@ -31,10 +31,10 @@ CREATE TABLE IF NOT EXISTS kb_members (
     PRIMARY KEY (kb_id, user_name)
 );
 CREATE TABLE IF NOT EXISTS login_failures (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     name TEXT NOT NULL,
     client TEXT NOT NULL DEFAULT '',
-    at REAL NOT NULL
+    at {real} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS login_failures_name ON login_failures(name, at);
 CREATE INDEX IF NOT EXISTS login_failures_client ON login_failures(client, at);
@@ -45,15 +45,15 @@ CREATE TABLE IF NOT EXISTS preferences (
     PRIMARY KEY (user_name, key)
 );
 CREATE TABLE IF NOT EXISTS tokens (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id {id},
     user_name TEXT NOT NULL,
     digest TEXT NOT NULL UNIQUE,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL
+    created_at {real} NOT NULL,
+    expires_at {real} NOT NULL
 );
 CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    at REAL NOT NULL,
+    id {id},
+    at {real} NOT NULL,
     user_name TEXT NOT NULL,
     action TEXT NOT NULL,
     target TEXT NOT NULL DEFAULT '',
@@ -100,10 +100,10 @@ class AuditEntry:
 
 
 class UserStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self.db = db
         with db.transaction():
-            db.executescript(_SCHEMA)
+            db.executescript(db.dialect.ddl(_SCHEMA))
 
     # --- users -------------------------------------------------------------------------------
 
@@ -188,11 +188,12 @@ class UserStore:
     def add_token(self, name: str, digest: str, expires_at: float) -> StoredToken:
         """Keep a new token of user `name` by its digest, valid until `expires_at`."""
         with self.db.transaction():
-            cursor = self.db.execute(
-                "INSERT INTO tokens (user_name, digest, created_at, expires_at) VALUES (?, ?, ?, ?)",
+            [row] = self.db.rows(
+                "INSERT INTO tokens (user_name, digest, created_at, expires_at) VALUES (?, ?, ?, ?)"
+                " RETURNING id",
                 (name, digest, time.time(), expires_at),
             )
-            token_id = int(cursor.lastrowid or 0)
+            token_id = int(row["id"])
         return self.tokens(token_id=token_id)[0]
 
     def token(self, digest: str) -> StoredToken | None:
