@@ -68,10 +68,15 @@ def test_langgraph_json_opens_the_ask_graph_and_a_run_answers_from_the_knowledge
     # The form asks for the question alone, and the run returns the answer and its evidence.
     inputs = ask.get_input_jsonschema()
     assert set(inputs["properties"]) == {"question"} and inputs["required"] == ["question"]
-    assert set(ask.get_output_jsonschema()["properties"]) == {"answer", "merged"}
-    assert {"knowledge_bases", "max_rounds", "top_k"} <= set(
-        ask.get_context_jsonschema()["properties"]
-    )
+    output = ask.get_output_jsonschema()
+    assert set(output["properties"]) == {"answer", "merged"}
+    assert {"answer", "found", "citations"} <= set(output["$defs"]["Answer"]["properties"])
+    # The options form shows each option's bounds and a line of help.
+    options = ask.get_context_jsonschema()["properties"]
+    assert set(options) == {"knowledge_bases", "max_rounds", "top_k"}
+    assert (options["top_k"]["minimum"], options["top_k"]["maximum"]) == (1, 50)
+    assert (options["max_rounds"]["minimum"], options["max_rounds"]["maximum"]) == (1, 5)
+    assert all(option["description"] for option in options.values())
     steps, final = [], {}
     for mode, chunk in ask.stream(
         {"question": "How long until an idle session expires?"},
@@ -145,6 +150,29 @@ def test_a_missing_or_blank_question_or_task_is_named_in_one_sentence(studio) ->
             graphs[name].invoke(
                 inputs, context={"knowledge_bases": ["kb"]}, config={"run_id": uuid.uuid4()}
             )
+    # The server checks the input against no schema: a number arrives as it was sent.
+    with pytest.raises(ValueError) as raised:
+        graphs["ask"].invoke({"question": 42}, config={"run_id": uuid.uuid4()})
+    assert (
+        str(raised.value) == 'The run\'s "question" must be text, e.g. {"question": "..."}, not 42.'
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "sentence"),
+    [
+        ({"top_k": "ten"}, 'option "top_k" should be a valid integer, unable to parse string'),
+        ({"top_k": 0}, 'option "top_k" should be greater than or equal to 1, not 0.'),
+        ({"max_rounds": 9}, 'option "max_rounds" should be less than or equal to 5, not 9.'),
+        ({"knowledge_bases": [1]}, 'option "knowledge_bases.0" should be a valid string, not 1.'),
+    ],
+)
+def test_an_option_outside_its_bounds_is_named_in_one_sentence(studio, options, sentence) -> None:
+    _, graphs = studio
+    for name, inputs in (("ask", {"question": "timeout?"}), ("task", {"task": "Audit it"})):
+        with pytest.raises(ValueError) as raised:  # a built-in: the host shows its message
+            graphs[name].invoke(inputs, context=options, config={"run_id": uuid.uuid4()})
+        assert str(raised.value).startswith("The run's " + sentence), str(raised.value)
 
 
 def test_one_context_serves_a_whole_run_and_each_run_gets_its_own() -> None:

@@ -20,6 +20,7 @@ input holds what the graph needs (`required`), in a sentence of its own.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
@@ -37,12 +38,18 @@ _KEPT = 64  # runs remembered at once: more than a host runs in parallel
 
 
 def missing_input(state: Mapping[str, Any], required: Collection[str]) -> str | None:
-    """The sentence for the first required input that is absent or blank; None when all are
-    there."""
+    """The sentence for the first required input that is absent, blank or not text; None when
+    all are there. Each required input is text (a question, a task): the host checks the input
+    against no schema, so `{"question": 42}` arrives as it was sent."""
     for key in sorted(required):
         value = state.get(key)
+        example = f'{{"{key}": "..."}}'
         if value is None or (isinstance(value, str) and not value.strip()):
-            return f'The run\'s input needs a "{key}": type one in the input form, e.g. {{"{key}": "..."}}.'
+            return f'The run\'s input needs a "{key}": type one in the input form, e.g. {example}.'
+        if not isinstance(value, str):
+            shown = json.dumps(value, ensure_ascii=False, default=str)
+            shown = shown if len(shown) <= 40 else shown[:40] + "…"
+            return f'The run\'s "{key}" must be text, e.g. {example}, not {shown}.'
     return None
 
 

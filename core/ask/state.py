@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from typing_extensions import TypedDict
 
 from ..agents.memory import remember
+from ..answer import Answer
 from ..models import Hit
 from ..search.rewrite import QueryRewrites
 
@@ -97,5 +98,5 @@ class AskInput(TypedDict):
 class AskOutput(TypedDict, total=False):
     """What a host gets back: the answer (with its citations) and the evidence it rests on."""
 
-    answer: Any  # a `core.answer.Answer`: answer, found, citations
+    answer: Answer  # its text, whether it was found, its citations
     merged: list[Hit]  # the merged evidence, best first
