@@ -34,7 +34,15 @@ from pymilvus.exceptions import MilvusException
 
 from ..errors import StoreError, StoreLockedError
 
-__all__ = ["KINDS", "VectorHit", "VectorRecord", "VectorStore", "primary_key"]
+__all__ = [
+    "KINDS",
+    "VectorHit",
+    "VectorRecord",
+    "VectorStore",
+    "indexed_text",
+    "lite_in_use",
+    "primary_key",
+]
 
 KINDS = ("chunk", "question", "entity", "relation")
 # Milvus counts VARCHAR length in bytes; CJK text is three bytes a character in UTF-8.
@@ -48,6 +56,17 @@ _CONNECT_ATTEMPTS = 3  # opening a Milvus server (see VectorStore._connect)
 def primary_key(kind: str, ref_id: int) -> int:
     """Derive the row's primary key from what it points at, so a retried upsert never duplicates."""
     return ref_id * len(KINDS) + KINDS.index(kind)
+
+
+def indexed_text(text: str) -> str:
+    """The text as a row keeps it (clipped to the field's bytes): what a backup compares."""
+    return _clip_bytes(text, _TEXT_BYTES)
+
+
+def lite_in_use(uri: str) -> bool:
+    """Whether `uri` is a Milvus Lite file that a process holds open (this one included)."""
+    is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+    return is_lite and _lite_is_locked(uri)
 
 
 @dataclass(frozen=True)
