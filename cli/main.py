@@ -137,6 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("file", type=Path)
     imp.add_argument("--as", dest="as_name", metavar="NAME", help="import under another name")
     imp.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    whole = sub.add_parser("backup", help="back the whole home up to one file, while it serves")
+    whole.add_argument("file", type=Path, help="the backup to write (a .zip)")
+    whole.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    back = sub.add_parser("restore", help="restore a whole home from a backup, into an empty home")
+    back.add_argument("file", type=Path)
+    back.add_argument("--home", type=Path, help="the new home (default: ZHIXING_HOME); empty")
+    back.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     serve.add_parsers(sub)
     mcp_server.add_parsers(sub)
     ops.add_parsers(sub)
@@ -778,6 +785,59 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+class _Steps:
+    """A backup's or restore's progress on stderr: each step once, and its count every second."""
+
+    def __init__(self, verb: str) -> None:
+        self.verb, self.step, self.shown = verb, "", 0.0
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if what == self.step and now - self.shown < 1.0 and done < total:
+            return
+        self.step, self.shown = what, now
+        count = f" {done}/{total}" if total > 1 else ""
+        print(f"{self.verb}: {what}{count}", file=sys.stderr, flush=True)
+
+
+def _kb_counts(summary: dict[str, dict[str, int]]) -> str:
+    return ", ".join(f"{name} ({c['documents']} documents)" for name, c in summary.items())
+
+
+def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    from ..core.backup import backup_home
+
+    summary = backup_home(settings, args.file, progress=_Steps("backup"))
+    if args.json:
+        emit_json(summary.to_json())
+        return 0
+    print(
+        f"Backed {settings.home} up to {args.file}: {len(summary.knowledge_bases)} knowledge"
+        f" base(s) {_kb_counts(summary.knowledge_bases)}, {summary.users} user(s)."
+    )
+    for note in summary.notes:
+        print(f"Note: {note}.")
+    return 0
+
+
+def _restore(args: argparse.Namespace, settings: Settings) -> int:
+    from dataclasses import replace
+
+    from ..core.backup import restore_home
+
+    if args.home is not None:
+        settings = replace(settings, home=args.home)
+    summary = restore_home(settings, args.file, progress=_Steps("restore"))
+    if args.json:
+        emit_json(summary.to_json())
+        return 0
+    print(
+        f"Restored {args.file} into {settings.home}: {len(summary.knowledge_bases)} knowledge"
+        f" base(s) {_kb_counts(summary.knowledge_bases)}, {summary.users} user(s)."
+    )
+    return 0
+
+
 _HANDLERS = {
     "ask": _ask,
     "run": _run,
@@ -792,6 +852,8 @@ _HANDLERS = {
     "search": _search,
     "export": _export,
     "import": _import,
+    "backup": _backup,
+    "restore": _restore,
     **serve.HANDLERS,
     **mcp_server.HANDLERS,
     **ops.HANDLERS,

@@ -1,4 +1,6 @@
-"""Backup (docs/architecture.md §9 `export` / `import`): one knowledge base as a portable archive, and back.
+"""Backup (docs/architecture.md §9 `export` / `import`, `backup` / `restore`): one knowledge base
+as a portable archive, and back; and a whole home (snapshot.py, restore.py, bundle.py: its
+format, derived.py: the vectors its catalog implies), backed up while it serves.
 
 The stores dump and load the knowledge base's rows (core/store/kb_rows.py), the vector store
 its vectors; this package writes and reads the archive around them. The service authorizes and
@@ -61,16 +63,21 @@ from .archive import (
     read_archive,
     write_archive,
 )
+from .restore import restore_home
+from .snapshot import HomeBackup, backup_home
 
 __all__ = [
     "FORMAT",
+    "HomeBackup",
     "FORMAT_VERSION",
     "MANIFEST",
     "TABLES",
     "Stores",
+    "backup_home",
     "export_kb",
     "import_kb",
     "read_archive",
+    "restore_home",
 ]
 
 # Vector kind -> the table of its ref_id.

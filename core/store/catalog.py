@@ -66,6 +66,15 @@ class Catalog:
         )
         return str(self.db.rows("SELECT value FROM home WHERE key = 'deployment'")[0]["value"])
 
+    def renew_deployment(self) -> str:
+        """Give this home a deployment id of its own, made now, and return it: a restored home
+        writes its vectors afresh, never into the collections of the home it was copied from."""
+        value = uuid.uuid4().hex[:12]
+        self.db.execute(
+            "INSERT OR REPLACE INTO home (key, value) VALUES ('deployment', ?)", (value,)
+        )
+        return value
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Run a block atomically: all of its writes land, or none do. It spans every store

@@ -39,6 +39,8 @@ __all__ = [
     "VectorRecord",
     "VectorStore",
     "count_collections",
+    "indexed_text",
+    "lite_in_use",
     "primary_key",
 ]
 
@@ -56,6 +58,18 @@ _CONNECT_ATTEMPTS = 3  # opening a Milvus server (see VectorStore._connect)
 def primary_key(kind: str, ref_id: int) -> int:
     """Derive the row's primary key from what it points at, so a retried upsert never duplicates."""
     return ref_id * len(KINDS) + KINDS.index(kind)
+
+
+def indexed_text(text: str) -> str:
+    """The text as a row keeps it (clipped to the field's bytes): what a backup compares."""
+    return _clip_bytes(text, _TEXT_BYTES)
+
+
+def lite_in_use(uri: str) -> bool:
+    """Whether `uri` is a Milvus Lite file held open by a process that does not share it
+    (core/store/lite_share.py): one a Zhixing process holds is reached through its server."""
+    is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+    return is_lite and lite_share.is_held(uri) and not lite_share.served(uri)
 
 
 @dataclass(frozen=True)
