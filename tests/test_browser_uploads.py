@@ -146,8 +146,11 @@ def test_a_document_upload_with_a_traversal_name_is_built_under_a_clean_name(
             "buffer": b"# Notes\n\nTLS 1.2 or later.\n",
         }
     )
+    # The upload has reached the server once the uploader lists it; the create button before
+    # that builds nothing (under load the click came first and the page never said 新增).
+    page.get_by_text("notes.md").first.wait_for()
     settle(page)
-    page.get_by_role("button", name=re.compile("创建")).first.click()
+    page.locator(".st-key-create-submit button").click()
     page.get_by_text(re.compile(r"新增 1 篇")).first.wait_for(timeout=TIMEOUT_MS)
     assert seen == [hostile]
     assert not (root / "planted.md").exists()
