@@ -145,7 +145,12 @@ class VectorStore:
                     return client, ""
             address = lite_share.served(self.uri)
             if address:
-                return self._connect(address, "", attempts=_CONNECT_ATTEMPTS), address
+                try:
+                    return self._connect(address, "", attempts=_CONNECT_ATTEMPTS), address
+                except MilvusException:
+                    if lite_share.served(self.uri) == address:
+                        raise  # the holder is there and will not answer: say so
+                    continue  # it went away meanwhile: take the file, or join the next one
             if time.monotonic() > deadline:
                 raise StoreLockedError(
                     f"The knowledge base at {self.uri} is open in another process that does not"
