@@ -96,7 +96,8 @@ def test_the_cli_two_mcp_servers_and_an_export_run_while_another_process_holds_t
     assert manifest["counts"]["vectors"] > 0
 
 
-def test_a_guest_takes_the_file_over_when_its_holder_goes(home: Path, embedder: Any) -> None:
+def _holder(home: Path) -> subprocess.Popen[str]:
+    """A Zhixing process holding the home's Milvus Lite file until a line on its stdin."""
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -113,8 +114,13 @@ def test_a_guest_takes_the_file_over_when_its_holder_goes(home: Path, embedder: 
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    return holder
+
+
+def test_a_guest_takes_the_file_over_when_its_holder_goes(home: Path, embedder: Any) -> None:
+    holder = _holder(home)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         with KnowledgeService(Settings(home=home), embedder=embedder) as guest:
             vectors = guest._home.vectors
             assert vectors.is_guest
@@ -133,25 +139,9 @@ def test_a_guest_takes_the_file_over_when_its_holder_goes(home: Path, embedder: 
 
 
 def test_the_note_of_a_killed_holder_is_not_followed(home: Path, embedder: Any) -> None:
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, pathlib, time; from zhixing.core.config import Settings;"
-            " from zhixing.core.service import KnowledgeService;"
-            " s = KnowledgeService(Settings(home=pathlib.Path(sys.argv[1])));"
-            " s.search.query('x', ['kb'], top_k=1); print('ready', flush=True); time.sleep(120)",
-            str(home),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-    finally:
-        holder.kill()  # no chance to withdraw its note
-        holder.wait()
+    holder = _holder(home)
+    holder.kill()  # no chance to withdraw its note
+    holder.wait()
     note = home / "milvus.db.serving"
     assert json.loads(note.read_text())["pid"] == holder.pid  # left behind, stale
     with KnowledgeService(Settings(home=home), embedder=embedder) as service:

@@ -93,25 +93,35 @@ def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
 # --- reading an archive --------------------------------------------------------------------
 
 
-def read_archive(path: Path) -> Archive:
-    """Read and validate a whole archive in memory; raise ParseError on anything amiss."""
+def open_zip(
+    path: Path, kind: str, noun: str, *, max_entries: int, max_directory_bytes: int
+) -> zipfile.ZipFile:
+    """Open a zip whose central directory was checked first (core/archives.py); anything that
+    is not one, or cannot be read, is a ParseError naming `kind` ("a Zhixing home backup") or
+    `noun` ("backup")."""
     try:
-        size = path.stat().st_size
         check_zip_directory(
-            path,
-            str(path),
-            max_entries=_MAX_MEMBERS,
-            max_directory_bytes=_MAX_DIRECTORY_BYTES,
+            path, str(path), max_entries=max_entries, max_directory_bytes=max_directory_bytes
         )
-        zf = zipfile.ZipFile(path)
+        return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, NotAZipFile):
-        raise ParseError(
-            f"{path} is not a Zhixing knowledge-base archive (not a zip file, or truncated)."
-        ) from None
+        raise ParseError(f"{path} is not {kind} (not a zip file, or truncated).") from None
     except AccessError as exc:
         raise ParseError(str(exc)) from None
     except OSError as exc:
-        raise ParseError(f"The archive {path} cannot be read: {exc.strerror or exc}.") from exc
+        raise ParseError(f"The {noun} {path} cannot be read: {exc.strerror or exc}.") from exc
+
+
+def read_archive(path: Path) -> Archive:
+    """Read and validate a whole archive in memory; raise ParseError on anything amiss."""
+    zf = open_zip(
+        path,
+        "a Zhixing knowledge-base archive",
+        "archive",
+        max_entries=_MAX_MEMBERS,
+        max_directory_bytes=_MAX_DIRECTORY_BYTES,
+    )
+    size = path.stat().st_size
     with zf:
         _check_members(zf, path, size)
         manifest = _check_manifest(_json(_member(zf, path, MANIFEST), path, MANIFEST), path)

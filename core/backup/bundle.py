@@ -20,8 +20,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ..archives import NotAZipFile, check_zip_directory
-from ..errors import AccessError, ParseError, StoreError
+from ..errors import ParseError, StoreError
+from .archive import open_zip
 
 __all__ = ["HOME_FORMAT", "HOME_FORMAT_VERSION", "extract_bundle", "read_manifest", "write_bundle"]
 
@@ -135,19 +135,10 @@ def extract_bundle(path: Path, manifest: dict[str, Any], into: Path) -> dict[str
 
 
 def _open(path: Path) -> zipfile.ZipFile:
-    try:
-        check_zip_directory(
-            path,
-            str(path),
-            max_entries=_MAX_MEMBERS,
-            max_directory_bytes=_MAX_DIRECTORY_BYTES,
-        )
-        return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, NotAZipFile):
-        raise ParseError(
-            f"{path} is not a Zhixing home backup (not a zip file, or truncated)."
-        ) from None
-    except AccessError as exc:
-        raise ParseError(str(exc)) from None
-    except OSError as exc:
-        raise ParseError(f"The backup {path} cannot be read: {exc.strerror or exc}.") from exc
+    return open_zip(
+        path,
+        "a Zhixing home backup",
+        "backup",
+        max_entries=_MAX_MEMBERS,
+        max_directory_bytes=_MAX_DIRECTORY_BYTES,
+    )
