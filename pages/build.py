@@ -184,6 +184,7 @@ def job_header(view: JobView) -> str:
         "done": T.STATE_DONE,
         "failed": T.STATE_FAILED,
         "cancelled": T.STATE_CANCELLED,
+        "interrupted": T.STATE_INTERRUPTED,
     }[view.state]
     return str(T.JOB_LABEL.format(kb=view.kb, files=len(view.files), state=state))
 
@@ -208,13 +209,27 @@ def live_job(job_id: str) -> None:
             eta=eta,
         )
         st.progress(view.fraction, text=text)
-        st.code(log_text(view, TAIL), language=None)
-        with st.expander(T.LOG_FULL.format(lines=len(view.log))):
-            st.code(log_text(view), language=None)
+        if view.elsewhere:  # another process runs it: its row has no log
+            st.caption(inert(T.ELSEWHERE.format(owner=view.elsewhere)))
+        else:
+            st.code(log_text(view, TAIL), language=None)
+            with st.expander(T.LOG_FULL.format(lines=len(view.log))):
+                st.code(log_text(view), language=None)
         if view.cancel_requested:
             st.caption(T.CANCELLING)
         elif service.actor.can("build"):  # core checks it again: a viewer may only watch
             st.button(T.CANCEL, key=f"cancel-{job_id}", on_click=guarded, args=(cancel(job_id),))
+
+
+def interrupted_job(view: JobView) -> None:
+    """A build whose process (another instance's, a command's) died: this instance may take
+    it over."""
+    with st.container(border=True):
+        st.markdown(inert(f"**{job_header(view)}**"))
+        st.warning(inert(T.INTERRUPTED_ELSEWHERE.format(owner=view.elsewhere)))
+        if service.actor.can("build"):
+            take = lambda: service.builds.resume(view.id)  # noqa: E731
+            st.button(T.TAKE_OVER, key=f"take-{view.id}", on_click=guarded, args=(take,))
 
 
 def finished_job(view: JobView) -> None:
@@ -289,14 +304,25 @@ def cancel(job_id: str) -> Callable[[], None]:
     return lambda: service.builds.cancel(job_id)
 
 
+@st.fragment(run_every=5.0)
+def watch_elsewhere(shown: tuple[str, ...]) -> None:
+    """Rerun the page when another process starts or loses a build (this page shows `shown`)."""
+    now = tuple(v.id for v in service.builds.jobs() if v.elsewhere)
+    if now != shown:
+        st.rerun()
+
+
 def jobs_panel() -> None:
     """The builds of the knowledge bases this user may see (the service filters them)."""
     views = service.builds.jobs()
     if views:
         st.subheader(T.JOBS_TITLE)
+    watch_elsewhere(tuple(v.id for v in views if v.elsewhere))
     for view in views:
         if view.running:
             live_job(view.id)
+        elif view.elsewhere:
+            interrupted_job(view)
         else:
             finished_job(view)
 

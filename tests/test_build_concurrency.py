@@ -89,8 +89,8 @@ def test_a_live_build_in_another_process_refuses_a_second_one(service, tmp_path)
             total=1,
             paths=["/elsewhere"],
             staging="",
-            owner=(other.pid, _start_time(other.pid) or ""),
-            alive=lambda pid, started: True,
+            owner=(other.pid, _start_time(other.pid) or "", this_process().host),
+            alive=lambda row: True,
         )
         with pytest.raises(BuildBusyError, match=f"process {other.pid}"):
             service.builds.add("kb", _files(tmp_path / "a", range(2)))
@@ -159,8 +159,8 @@ def test_the_app_restarts_an_interrupted_job_and_removes_its_uploads(service, tm
         total=3,
         paths=[str(p) for p in paths],
         staging=str(staging),
-        owner=(dead.pid, ""),
-        alive=lambda pid, started: False,
+        owner=(dead.pid, "", this_process().host),
+        alive=lambda row: False,
     )
     jobs = BuildJobs()
     [view] = jobs.resume_interrupted(service.builds)

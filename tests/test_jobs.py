@@ -114,3 +114,19 @@ def test_a_finished_job_can_be_dismissed(svc, jobs):
     job = jobs.wait(jobs.start(svc.builds, "kb", [("a.md", EN)]).id, 120)
     jobs.forget(job.id)
     assert jobs.get(job.id) is None and jobs.list() == []
+
+
+def test_a_job_of_another_host_lives_while_its_heartbeat_is_fresh() -> None:
+    from zhixing.core.build.durable import STALE_S, owner_alive, this_process
+
+    me = this_process()
+    now = 1_000_000.0
+    # Another machine: its pid means nothing here; its heartbeat says whether it runs.
+    other = {"pid": me.pid, "pid_started": me.started, "host": f"{me.host}-other"}
+    assert owner_alive({**other, "heartbeat": now - 1}, now)
+    assert not owner_alive({**other, "heartbeat": now - STALE_S - 1}, now)
+    # This host (or a row from before hosts were recorded): the pid decides, not the heartbeat.
+    for host in (me.host, ""):
+        assert owner_alive({**other, "host": host, "heartbeat": 0}, now)
+        gone = {**other, "host": host, "pid": 2**22 + 7, "heartbeat": now}
+        assert not owner_alive(gone, now)

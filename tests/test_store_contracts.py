@@ -8,8 +8,9 @@ covers users, runs and notebooks, part 3 (test_store_contracts_graph.py) the gra
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,7 +237,7 @@ def test_deleting_a_knowledge_base_deletes_everything_of_it_and_nothing_else(hom
         home.graph.mention_entity(entity, chunk_ids[0], "X", "an x", {})
         home.graph.add_questions(k.id, [(chunk_ids[0], "what?", 1, 1)])
         home.users.set_members(k.id, ["ann"])
-        home.jobs.claim(k.id, total=1, paths=[], staging="", owner=(1, "t"), alive=_alive)
+        home.jobs.claim(k.id, total=1, paths=[], staging="", owner=(1, "t", "h"), alive=_alive)
     home.catalog.delete_kb(kb.id)
     assert home.catalog.find_kb("kb") is None and home.catalog.list_documents(kb.id) == []
     assert home.catalog.chunk_ids(kb.id) == [] and home.graph.stats(kb.id).entities == 0
@@ -299,14 +300,14 @@ def test_a_dump_whose_rows_do_not_hold_together_loads_nothing(home: Home) -> Non
 # --- build jobs --------------------------------------------------------------------------------
 
 
-def _alive(pid: int, started: str) -> bool:
-    return pid == 1  # process 1 lives; every other has ended
+def _alive(row: Mapping[str, Any]) -> bool:
+    return row["pid"] == 1  # process 1 lives; every other has ended
 
 
 def test_a_claimed_job_is_running_with_its_paths_and_owner(home: Home) -> None:
     kb = home.catalog.create_kb("kb")
     job = home.jobs.claim(
-        kb.id, total=3, paths=["/a", "/b"], staging="/s", owner=(1, "t1"), alive=_alive
+        kb.id, total=3, paths=["/a", "/b"], staging="/s", owner=(1, "t1", "h"), alive=_alive
     )
     [row] = home.jobs.all(kb.id)
     assert row["id"] == job and row["status"] == JobState.RUNNING
@@ -321,9 +322,11 @@ def test_a_claimed_job_is_running_with_its_paths_and_owner(home: Home) -> None:
 
 def test_a_live_processs_running_job_refuses_a_second_claim(home: Home) -> None:
     kb = home.catalog.create_kb("kb")
-    job = home.jobs.claim(kb.id, total=1, paths=["/a"], staging="", owner=(1, "t"), alive=_alive)
+    job = home.jobs.claim(
+        kb.id, total=1, paths=["/a"], staging="", owner=(1, "t", "h"), alive=_alive
+    )
     with pytest.raises(BuildBusyError) as refused:
-        home.jobs.claim(kb.id, total=1, paths=["/b"], staging="", owner=(2, "t"), alive=_alive)
+        home.jobs.claim(kb.id, total=1, paths=["/b"], staging="", owner=(2, "t", "h"), alive=_alive)
     assert (refused.value.job_id, refused.value.pid) == (job, 1)
     assert [r["id"] for r in home.jobs.all(kb.id)] == [job]
 
@@ -332,12 +335,18 @@ def test_a_dead_processs_job_is_interrupted_and_taken_over_by_a_claim_of_the_sam
     home: Home,
 ) -> None:
     kb = home.catalog.create_kb("kb")
-    dead = home.jobs.claim(kb.id, total=1, paths=["/a"], staging="", owner=(7, "t"), alive=_alive)
-    other = home.jobs.claim(kb.id, total=2, paths=["/b"], staging="", owner=(1, "t"), alive=_alive)
+    dead = home.jobs.claim(
+        kb.id, total=1, paths=["/a"], staging="", owner=(7, "t", "h"), alive=_alive
+    )
+    other = home.jobs.claim(
+        kb.id, total=2, paths=["/b"], staging="", owner=(1, "t", "h"), alive=_alive
+    )
     assert other != dead  # other paths: a job of its own, the dead one interrupted
     assert home.jobs.all(kb.id, status=JobState.INTERRUPTED)[0]["id"] == dead
     home.jobs.finish(other, status=JobState.DONE, done=2, failed=0)
-    again = home.jobs.claim(kb.id, total=5, paths=["/a"], staging="", owner=(1, "u"), alive=_alive)
+    again = home.jobs.claim(
+        kb.id, total=5, paths=["/a"], staging="", owner=(1, "u", "h"), alive=_alive
+    )
     assert again == dead
     row = home.jobs.all(kb.id, status=JobState.RUNNING)[0]
     assert (row["id"], row["total"], row["pid_started"], row["finished_at"]) == (dead, 5, "u", None)
@@ -345,7 +354,7 @@ def test_a_dead_processs_job_is_interrupted_and_taken_over_by_a_claim_of_the_sam
 
 def test_set_status_and_finish_record_state_counts_and_message(home: Home) -> None:
     kb = home.catalog.create_kb("kb")
-    job = home.jobs.claim(kb.id, total=4, paths=[], staging="", owner=(1, "t"), alive=_alive)
+    job = home.jobs.claim(kb.id, total=4, paths=[], staging="", owner=(1, "t", "h"), alive=_alive)
     home.jobs.set_status(job, JobState.PAUSED, "the endpoint is away")
     [row] = home.jobs.all(kb.id)
     assert (row["status"], row["message"]) == ("paused", "the endpoint is away")
@@ -362,8 +371,10 @@ def test_set_status_and_finish_record_state_counts_and_message(home: Home) -> No
 
 def test_interrupt_dead_marks_only_the_jobs_of_ended_processes(home: Home) -> None:
     kb, other = home.catalog.create_kb("kb"), home.catalog.create_kb("other")
-    live = home.jobs.claim(kb.id, total=1, paths=[], staging="", owner=(1, "t"), alive=_alive)
-    dead = home.jobs.claim(other.id, total=1, paths=[], staging="", owner=(9, "t"), alive=_alive)
+    live = home.jobs.claim(kb.id, total=1, paths=[], staging="", owner=(1, "t", "h"), alive=_alive)
+    dead = home.jobs.claim(
+        other.id, total=1, paths=[], staging="", owner=(9, "t", "h"), alive=_alive
+    )
     home.jobs.interrupt_dead(_alive)
     assert [(r["id"], r["status"]) for r in home.jobs.all()] == [
         (live, "running"),
@@ -371,6 +382,67 @@ def test_interrupt_dead_marks_only_the_jobs_of_ended_processes(home: Home) -> No
     ]
     assert [r["id"] for r in home.jobs.all(status="interrupted")] == [dead]
     assert home.jobs.all(other.id, status="running") == []
+
+
+def test_a_beat_records_progress_and_brings_back_a_cancel_asked_by_another_process(
+    home: Home,
+) -> None:
+    kb = home.catalog.create_kb("kb")
+    job = home.jobs.claim(kb.id, total=9, paths=[], staging="", owner=(1, "t", "h"), alive=_alive)
+    assert home.jobs.beat(job, done=4, total=9, stage="embed", progress=0.4, chunks=12) is False
+    row = home.jobs.get(job)
+    assert row is not None and row["heartbeat"] > 0
+    assert (row["done"], row["stage"], row["progress"], row["chunks"]) == (4, "embed", 0.4, 12)
+    assert home.jobs.request_cancel(job) is True
+    assert home.jobs.beat(job, done=5, total=9, stage="embed", progress=0.5, chunks=15) is True
+    home.jobs.finish(job, status=JobState.CANCELLED, done=5, failed=0)
+    assert home.jobs.request_cancel(job) is False  # an ended job has nothing to stop
+    assert home.jobs.get(job + 1000) is None
+
+
+def test_unfinished_lists_jobs_at_work_and_interrupted_but_not_ended_ones(home: Home) -> None:
+    kb = home.catalog.create_kb("kb")
+    states = ("running", "paused", "interrupted", "done", "failed", "cancelled")
+    ids = {}
+    for state in states:
+        other = home.catalog.create_kb(f"kb-{state}")  # one job at work per knowledge base
+        ids[state] = home.jobs.claim(
+            other.id, total=1, paths=[], staging="", owner=(1, "t", "h"), alive=_alive
+        )
+        home.jobs.set_status(ids[state], state)
+    assert kb.id not in {r["kb_id"] for r in home.jobs.unfinished()}
+    assert [r["id"] for r in home.jobs.unfinished()] == [ids[s] for s in states[:3]]
+
+
+def test_a_resumed_claim_takes_the_new_owner_paths_and_staging(home: Home) -> None:
+    kb = home.catalog.create_kb("kb")
+    dead = home.jobs.claim(
+        kb.id, total=2, paths=["/a/x"], staging="/a", owner=(7, "t", "one"), alive=_alive
+    )
+    home.jobs.request_cancel(dead)
+    again = home.jobs.claim(
+        kb.id,
+        total=2,
+        paths=["/b/x"],
+        staging="/b",
+        owner=(1, "u", "two"),
+        alive=_alive,
+        resume=dead,
+    )
+    row = home.jobs.get(again)
+    assert again == dead and row is not None
+    assert (row["paths"], row["staging"], row["pid"], row["host"]) == ('["/b/x"]', "/b", 1, "two")
+    assert row["cancel_requested"] == 0  # a cancel asked of the dead owner is not this one's
+
+
+def test_staged_uploads_are_kept_read_back_byte_for_byte_and_dropped(home: Home) -> None:
+    content = bytes(range(256)) * 4  # not text: a PDF's bytes come back as they went in
+    home.jobs.keep_staged("job1", [("a.pdf", content), ("dup-1/a.pdf", b"second")])
+    home.jobs.keep_staged("job1", [("a.pdf", b"ignored")])  # kept once: a retry changes nothing
+    home.jobs.keep_staged("job2", [("b.md", b"# b")])
+    assert home.jobs.staged("job1") == [("a.pdf", content), ("dup-1/a.pdf", b"second")]
+    home.jobs.drop_staged("job1")
+    assert home.jobs.staged("job1") == [] and home.jobs.staged("job2") == [("b.md", b"# b")]
 
 
 # --- the LLM cache -----------------------------------------------------------------------------

@@ -157,6 +157,15 @@ class ZH:
     # --- paused and resumed builds (core.build.pause, core.build.durable) ----------------------
     STATE_PAUSED = "已暂停（等待大模型服务恢复）"
 
+    # --- builds of another process on the same catalog (another instance, a command) ----------
+    STATE_INTERRUPTED = "已中断"
+    ELSEWHERE = "在另一个进程中运行：{owner}。详细日志留在那个进程里。"
+    INTERRUPTED_ELSEWHERE = (
+        "运行这个构建的进程（{owner}）已经停止，构建没有完成。已建好的文档保留；"
+        "点击「接手继续构建」，由本实例构建剩下的文档。"
+    )
+    TAKE_OVER = "接手继续构建"
+
 
 class EN(ZH):
     TITLE = "Build"
@@ -346,6 +355,14 @@ class EN(ZH):
     DELETED = "Deleted the knowledge base “{name}”."
 
     STATE_PAUSED = "paused (waiting for the LLM service)"
+
+    STATE_INTERRUPTED = "interrupted"
+    ELSEWHERE = "Running in another process: {owner}. Its full log stays there."
+    INTERRUPTED_ELSEWHERE = (
+        "The process that ran this build ({owner}) has stopped before it finished. The documents"
+        " it built stay; press “Take over” to build the rest here."
+    )
+    TAKE_OVER = "Take over"
 
 
 __getattr__ = localized(ZH, EN)

@@ -131,7 +131,7 @@ def _prepare_catalog(path: Path) -> None:
     catalog = Catalog(path)  # brings a catalog of an older Zhixing up to date, as opening does
     try:
         catalog.renew_deployment()
-        catalog.jobs.interrupt_dead(lambda pid, started: False)
+        catalog.jobs.interrupt_dead(lambda _row: False)
     finally:
         catalog.close()
 

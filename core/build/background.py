@@ -139,37 +139,58 @@ class BuildJobs:
         """Restart, as background jobs, the builds a crash or kill of the server interrupted.
 
         Call once per server process. Their uploads are still staged under
-        `<home>/uploads/<job id>/`: that folder goes only when a job ends for good.
+        `<home>/uploads/<job id>/` (or kept in a shared catalog): that folder goes only when a
+        job ends for good.
         """
         started = []
         for record, kb in builder.interrupted():
-            staging = Path(record.staging) if record.staging else None
-            job = Job(
-                id=staging.name if staging else f"job-{record.id}",
-                kb=kb,
-                files=tuple(Path(p).name for p in record.paths),
-                staging=staging,
-            )
-            self._log(job, "resuming", LOG_RESUMING)
-
-            def build(
-                on_event: ProgressSink, cancel: threading.Event, job_id: int = record.id
-            ) -> BuildReport | None:
-                reports = builder.resume_interrupted(
-                    job_id=job_id, on_event=on_event, cancel=cancel
-                )
-                return reports[0] if reports else None
-
-            job.thread = threading.Thread(
-                target=self._run, args=(job, build), name=f"zhixing-build-{job.id}", daemon=True
-            )
-            with self._lock:
-                if self._running(kb) is not None or job.id in self._jobs:
-                    continue
-                self._jobs = {job.id: job, **self._jobs}
-                job.thread.start()
-                started.append(job.view())
+            files = tuple(Path(p).name for p in record.paths)
+            view = self._resume(builder, record.id, kb, files, record.staging, refuse=False)
+            if view is not None:
+                started.append(view)
         return started
+
+    def take_over(self, builder: Builder, record_id: int, kb: str, files: Sequence[str]) -> JobView:
+        """Resume, as a background job of this process, one build whose process died (another
+        app instance's, a command's): what it had not indexed is built here."""
+        view = self._resume(builder, record_id, kb, tuple(files), "", refuse=True)
+        assert view is not None  # `refuse` raises instead
+        return view
+
+    def _resume(
+        self,
+        builder: Builder,
+        record_id: int,
+        kb: str,
+        files: tuple[str, ...],
+        staging_path: str,
+        *,
+        refuse: bool,
+    ) -> JobView | None:
+        staging = Path(staging_path) if staging_path else None
+        job = Job(
+            id=staging.name if staging else f"job-{record_id}",
+            kb=kb,
+            files=files,
+            staging=staging,
+        )
+        self._log(job, "resuming", LOG_RESUMING)
+
+        def build(on_event: ProgressSink, cancel: threading.Event) -> BuildReport | None:
+            reports = builder.resume_interrupted(job_id=record_id, on_event=on_event, cancel=cancel)
+            return reports[0] if reports else None
+
+        job.thread = threading.Thread(
+            target=self._run, args=(job, build), name=f"zhixing-build-{job.id}", daemon=True
+        )
+        with self._lock:
+            if self._running(kb) is not None or job.id in self._jobs:
+                if refuse:
+                    raise BuildBusyError(BUSY.format(kb=kb))
+                return None
+            self._jobs = {job.id: job, **self._jobs}
+            job.thread.start()
+            return job.view()
 
     def get(self, job_id: str) -> JobView | None:
         with self._lock:

@@ -186,6 +186,7 @@ class Progress:
         # Chunks embedded, a batch counting in proportion to its texts embedded (the embedding
         # thread alone writes it): the share of the read documents' work that is done.
         self.embedded = 0.0
+        self.stage = ""  # the latest event's, told or not (a job's heartbeat writes it)
         self._last_event = 0.0
 
     def event(
@@ -193,6 +194,7 @@ class Progress:
     ) -> None:
         """Tell the sink where the build stands (not when the last event is recent, unless
         `force`: a stage's start and end are always told)."""
+        self.stage = stage
         now = self.clock.elapsed()
         if not force and now - self._last_event < _EVENT_INTERVAL_S and self.done < self.total:
             return
@@ -213,6 +215,16 @@ class Progress:
                 fraction=fraction,
             )
         )
+
+    def snapshot(self) -> dict[str, object]:
+        """Where the build stands, as its job row records it (`JobStore.beat`)."""
+        return {
+            "done": self.done,
+            "total": self.total,
+            "stage": self.stage,
+            "progress": self.fraction(),
+            "chunks": self.indexed_chunks,
+        }
 
     def fraction(self) -> float:
         """Documents read, times chunks embedded of those read (see ProgressEvent)."""

@@ -1,17 +1,24 @@
 """A background build job (core/build/background.py): the live record only its own thread
-writes, under the registry's lock, and the immutable `JobView` snapshot a page reads."""
+writes, under the registry's lock, and the immutable `JobView` snapshot a page reads — of a job
+of this process, or of one another process runs on the same catalog, read from its row
+(`JobView.from_row`)."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from ..choices import JobState
+from .durable import JobRecord, owner_alive
 from .events import BuildReport
 
-__all__ = ["Job", "JobView", "LogLine"]
+__all__ = ["ELSEWHERE", "Job", "JobView", "LogLine"]
+
+ELSEWHERE = "db-"  # how the id of a job another process runs begins: its row's id follows
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,36 @@ class JobView:
     progress: float = 0.0  # the build's ProgressEvent.fraction
     embedded: int = 0  # chunks embedded so far
     queued: int = 0  # chunks of the documents read so far
+    elsewhere: str = ""  # who runs it when another process does: "host · pid N"; else ""
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], kb: str) -> JobView:
+        """A job of another process (another app instance, a command) as its row says: state,
+        counts, stage and progress as of its last heartbeat; `interrupted` when its process
+        has gone though the row still says running. Its log stays with that process."""
+        record = JobRecord.from_row(dict(row))
+        state = JobState(row["status"])
+        if state.active and not owner_alive(row):
+            state = JobState.INTERRUPTED
+        return cls(
+            id=f"{ELSEWHERE}{record.id}",
+            kb=kb,
+            files=tuple(Path(p).name for p in record.paths),
+            state=state,
+            done=record.done,
+            total=record.total,
+            chunks=int(row.get("chunks") or 0),
+            eta_s=None,
+            log=(),
+            report=None,
+            error=record.message,
+            started_at=float(row.get("created_at") or 0),
+            finished_at=row.get("finished_at"),
+            cancel_requested=bool(row.get("cancel_requested")),
+            stage=str(row.get("stage") or ""),
+            progress=float(row.get("progress") or 0),
+            elsewhere=f"{record.host or '?'} · pid {record.pid}",
+        )
 
     @property
     def running(self) -> bool:

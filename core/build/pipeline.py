@@ -28,7 +28,7 @@ from ..llm.protocol import LLM
 from ..models import KnowledgeBase
 from ..store import Catalog, VectorStore
 from ..store.graph import GraphStore
-from .durable import JobRecord, process_alive
+from .durable import JobRecord, local_paths, owner_alive, resumable_here
 from .events import BuildReport, ProgressSink
 from .run import LEFT, BuildRun
 
@@ -73,7 +73,7 @@ class BuildPipeline:
         """The jobs a kill or a lost endpoint left unfinished, oldest first; with `cancelled`,
         also the cancelled ones whose files are still there (a cancel keeps what it had not
         built for a resume)."""
-        self.catalog.jobs.interrupt_dead(process_alive)
+        self.catalog.jobs.interrupt_dead(owner_alive)
         kb_id = kb.id if kb else None
         rows = self.catalog.jobs.all(kb_id, status=JobState.INTERRUPTED)
         if cancelled:
@@ -81,7 +81,7 @@ class BuildPipeline:
                 row
                 for row in self.catalog.jobs.all(kb_id, status=JobState.CANCELLED)
                 if LEFT in (row.get("message") or "")
-                and any(Path(p).exists() for p in JobRecord.from_row(row).paths)
+                and resumable_here(self.catalog.jobs, JobRecord.from_row(row))
             ]
         return sorted((JobRecord.from_row(r) for r in rows), key=lambda job: job.id)
 
@@ -117,6 +117,7 @@ class BuildPipeline:
                     f"{target.name!r} was built with the embedding {target.embedding}; set"
                     f" ZHIXING_EMBEDDING={target.embedding} to resume its build."
                 )
+            job = local_paths(self.catalog.jobs, job, self.settings.home)
             run = BuildRun(self, target, on_event or (lambda _e: None), cancel or threading.Event())
             reports.append(run.execute([Path(p) for p in job.paths], resume=job))
             if cancel is not None and cancel.is_set():

@@ -10,6 +10,7 @@ whole documents, and keeps the rest of the job's files for a resume.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -32,9 +33,11 @@ from ..models import KnowledgeBase, KnownDocument, ParsedDocument
 from .batches import Batches
 from .durable import (
     BuildBusyError,
+    Heartbeat,
     JobRecord,
     build_lock,
-    process_alive,
+    keep_uploads,
+    owner_alive,
     remove_staging,
     staging_of,
     this_process,
@@ -92,7 +95,12 @@ class BuildRun:
         with build_lock(self.p.catalog.path, self.kb):
             self.job = self._claim(paths, self.staging, resume)
             self.report.job = self.job
-            status = self._build(files)
+            jobs = self.p.catalog.jobs
+            if self.staging and self.p.catalog.db.dialect.shared:
+                keep_uploads(jobs, self.staging)  # another machine may have to resume it
+            beat = functools.partial(jobs.beat, self.job)
+            with Heartbeat(beat, self.progress.snapshot, self.cancel):
+                status = self._build(files)
             message, staging = self.report.stopped, self.staging
             left = self.progress.total - len(self.report.skipped) - len(self.report.failed)
             left = max(left - self.batches.indexed_docs, 0)
@@ -139,8 +147,8 @@ class BuildRun:
                 total=self.progress.total,
                 paths=[str(Path(p).absolute()) for p in paths],
                 staging=staging,
-                owner=(me.pid, me.started),
-                alive=process_alive,
+                owner=me.owner,
+                alive=owner_alive,
                 resume=resume.id if resume else None,
             )
         except BuildBusyError as busy:
@@ -220,7 +228,7 @@ class BuildRun:
                     message=message,
                 )
             self.job = 0
-        remove_staging(staging, status)
+        remove_staging(staging, status, self.p.catalog.jobs)
 
     def _paused(self, message: str) -> None:
         with contextlib.suppress(StoreError):

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..build import BuildReport, ProgressSink, remove_documents
+from ..build.background import BUSY
+from ..build.durable import this_process
 from ..build.estimate import BuildEstimate, worth_estimating
-from ..build.job import JobView
+from ..build.job import ELSEWHERE, JobView
 from ..build.staging import stage_uploads
-from ..choices import BuildMode, DocumentState
+from ..choices import BuildMode, DocumentState, JobState
 from ..config import Settings
-from ..errors import NotFoundError, ZhixingError
+from ..errors import BuildBusyError, NotFoundError, ZhixingError
 from ..home import private_dir
 from ..ingest import sanitize_name
 from ..ingest.uploads import Refusal, UploadRefusedError, screen_uploads
@@ -210,37 +212,69 @@ class Builds:
         )
 
     def jobs(self) -> list[JobView]:
-        """The background builds of the knowledge bases the actor may see, newest first."""
+        """The builds of the knowledge bases the actor may see: this process's background jobs,
+        newest first, then the unfinished builds of other processes on the catalog (another
+        app instance, a command), as their rows say (`JobView.from_row`)."""
         visible = self._access.visible_names()
-        return [job for job in self._home.jobs.list() if job.kb in visible]
+        here = [job for job in self._home.jobs.list() if job.kb in visible]
+        return here + [job for job in self._elsewhere() if job.kb in visible]
 
     def job(self, job_id: str) -> JobView | None:
         """One visible job, or None (a job of a hidden knowledge base reads as no job)."""
-        job = self._home.jobs.get(job_id)
+        if job_id.startswith(ELSEWHERE):
+            job = next((j for j in self._elsewhere() if j.id == job_id), None)
+        else:
+            job = self._home.jobs.get(job_id)
         return job if job is not None and job.kb in self._access.visible_names() else None
 
     def running(self, name: str) -> JobView | None:
-        return self._home.jobs.running(self._access.kb(name).name)
+        """The build at work on a knowledge base, in this process or another."""
+        kb = self._access.kb(name).name
+        here = self._home.jobs.running(kb)
+        return here or next((j for j in self._elsewhere() if j.kb == kb and j.running), None)
 
     def cancel(self, job_id: str) -> None:
         """Ask a build to stop within seconds, keeping what it indexed (an editor's right on
-        that base); audited with the job's id."""
+        that base); audited with the job's id. A build of another process is asked through its
+        row: it stops at its next heartbeat (core/build/durable.py)."""
         job = self._own_job(job_id, "cancel builds")
-        self._home.jobs.cancel(job.id)
+        if job.elsewhere:
+            self._home.catalog.jobs.request_cancel(_row_id(job.id))
+        else:
+            self._home.jobs.cancel(job.id)
         self._access.audit("build.cancel", job.kb, job=job.id, files=len(job.files))
 
     def resume(self, job_id: str) -> JobView:
-        """Build what a cancelled build left, in the background, in its place."""
+        """Build what a cancelled build left, in the background, in its place; or take over,
+        in this process, a build whose process died (another instance's, a command's)."""
         job = self._own_job(job_id, "add documents")
+        if job.elsewhere:
+            if job.state != JobState.INTERRUPTED:
+                raise BuildBusyError(BUSY.format(kb=job.kb))
+            return self._home.jobs.take_over(self, _row_id(job.id), job.kb, job.files)
         return self._home.jobs.resume(self, job.id)
+
+    def _elsewhere(self) -> list[JobView]:
+        """The unfinished builds other processes run (or ran, till they died) on the catalog."""
+        catalog, me = self._home.catalog, this_process()
+        names = {kb.id: kb.name for kb in catalog.list_kbs()}
+        return [
+            JobView.from_row(row, names[row["kb_id"]])
+            for row in reversed(catalog.jobs.unfinished())
+            if row["kb_id"] in names and (row["pid"], row["host"] or me.host) != (me.pid, me.host)
+        ]
 
     def dismiss(self, job_id: str) -> None:
         """Drop a finished build from the list."""
         self._home.jobs.forget(self._own_job(job_id, "dismiss builds").id)
 
     def check_idle(self, name: str) -> None:
-        """Raise BuildBusyError when the knowledge base has a build running."""
-        self._home.jobs.check_idle(self._access.kb(name).name)
+        """Raise BuildBusyError when the knowledge base has a build running, here or in another
+        process on the catalog."""
+        kb = self._access.kb(name).name
+        self._home.jobs.check_idle(kb)
+        if any(j.kb == kb and j.running for j in self._elsewhere()):
+            raise BuildBusyError(BUSY.format(kb=kb))
 
     def resume_all(self) -> list[JobView]:
         """Restart, in the background, the builds a kill of the server interrupted."""
@@ -257,3 +291,7 @@ class Builds:
             raise NotFoundError("There is no such build job; it may have been dismissed.")
         self._access.require("build", what)
         return job
+
+
+def _row_id(job_id: str) -> int:
+    return int(job_id.removeprefix(ELSEWHERE))
