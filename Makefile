@@ -40,17 +40,16 @@ run: install
 serve: install
 	$(BIN)/python -m zhixing.cli.main serve --host $(HOST) --port $(PORT)
 
-# A team on one machine: Milvus Lite's gRPC server beside the app, so `zhixing` commands with
-# ZHIXING_MILVUS_URI=http://127.0.0.1:$(MILVUS_PORT) build while the app serves. The server
-# stops with the app.
+# A team on one machine (cli/team.py): a catalog on PostgreSQL (Debian's binaries, data in
+# $(TEAM_DATA)/postgres) and a Milvus server (Milvus Lite's gRPC server on $(MILVUS_PORT)) beside
+# the app, each unless ZHIXING_CATALOG_URI / ZHIXING_MILVUS_URI already name one. It prints the
+# line a second instance (PORT=8502 make serve) or a `zhixing` command exports to join; Ctrl-C
+# stops them all.
 MILVUS_PORT ?= 19530
-MILVUS_DATA ?= $(or $(ZHIXING_HOME),data)/milvus-server
+TEAM_DATA ?= $(or $(ZHIXING_HOME),data)/team
 serve-team: install
-	@mkdir -p $(MILVUS_DATA)
-	$(BIN)/milvus-lite server --data-dir $(MILVUS_DATA) --host 127.0.0.1 --port $(MILVUS_PORT) & \
-	milvus=$$!; trap 'kill $$milvus' EXIT INT TERM; \
-	for i in $$(seq 60); do $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', $(MILVUS_PORT)), 1)" 2>/dev/null && break; sleep 0.5; done; \
-	$(BIN)/python -m zhixing.cli.main serve --host $(HOST) --port $(PORT) --milvus-uri http://127.0.0.1:$(MILVUS_PORT)
+	$(BIN)/python -m zhixing.cli.team --data $(TEAM_DATA) --host $(HOST) --port $(PORT) \
+		--milvus-port $(MILVUS_PORT)
 
 # pytest workers (pytest-xdist), one test file per worker at a time: a browser file's tests walk
 # one served app in order. One worker more than the cores (at most 4): browser and process tests

@@ -12,7 +12,6 @@ reason, except under CI=true, where they fail: CI installs Debian's `postgresql`
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from zhixing.cli.team import pg_binaries, server_user
 
 __all__ = ["Cluster", "cluster_or_skip"]
 
@@ -48,29 +49,17 @@ class Cluster:
         return self.uri(name)
 
 
-def binaries() -> Path | None:
-    """The folder of `initdb` and `pg_ctl`: on PATH, else Debian's newest major."""
-    on_path = shutil.which("pg_ctl")
-    if on_path and shutil.which("initdb"):
-        return Path(on_path).parent
-    majors = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"),
-        key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0,
-    )
-    return majors[-1].parent if majors else None
-
-
 @contextmanager
 def running_cluster() -> Iterator[Cluster]:
     """Start a cluster in a new temp folder; stop it and remove the folder afterwards."""
-    bin_dir = binaries()
+    bin_dir = pg_binaries()
     if bin_dir is None:
         raise FileNotFoundError(
             "PostgreSQL is not installed (no initdb and pg_ctl on PATH or under"
             " /usr/lib/postgresql/*/bin): install Debian's `postgresql` package"
         )
     folder = Path(tempfile.mkdtemp(prefix="zhixing-pg-"))
-    as_user = _unprivileged(folder)
+    as_user = server_user(folder)
     data, log = folder / "data", folder / "server.log"
     try:
         _run([bin_dir / "initdb", "-D", data, "-U", "zhixing", "--auth=trust", "-E", "UTF8",
@@ -97,16 +86,6 @@ def cluster_or_skip() -> Iterator[Cluster]:
         if os.environ.get("CI", "").lower() in ("true", "1"):
             pytest.fail(str(exc))
         pytest.skip(str(exc))
-
-
-def _unprivileged(folder: Path) -> dict[str, Any]:
-    """What `subprocess.run` needs to run the server's tools as a user the server accepts:
-    nothing for an ordinary user; for root, `nobody`, who is given the folder."""
-    if os.geteuid() != 0:
-        return {}
-    nobody = pwd.getpwnam("nobody")
-    os.chown(folder, nobody.pw_uid, nobody.pw_gid)
-    return {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
 
 
 def _run(argv: list[Any], as_user: dict[str, Any]) -> None:
