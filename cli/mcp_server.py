@@ -13,7 +13,9 @@ acts for:
   otherwise): one server for many users, each request signed in by the token it carries
   (`Authorization: Bearer zx_…`, made by `zhixing token create NAME`). The token names a stored
   user; their role is read at each request, so a changed role, a removed user or a revoked
-  token applies to the next request. A request without a valid token is refused (401).
+  token applies to the next request. A request without a valid token is refused (401) with
+  one sentence of ours: in a JSON-RPC error body, which the SDK's client raises, and in the
+  `WWW-Authenticate: Bearer` challenge (`error="invalid_token"` when a token was sent).
 
 Either way a misspelt ZHIXING_HOME is refused in one sentence before anything is created, and
 an unknown `--user` is one sentence on stderr with a non-zero exit.
@@ -37,6 +39,7 @@ from .output import print_rows
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
     from mcp.server.mcpserver import Context
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from ..core.service import KnowledgeService
     from ..core.store.users import UserStore
@@ -138,6 +141,7 @@ def _serve_stdio(service: KnowledgeService, name: str | None) -> None:
 
 
 def _serve_http(service: KnowledgeService, host: str, port: int) -> None:
+    import uvicorn
     from mcp.server.auth.settings import AuthSettings
 
     from .mcp_tools import build_server
@@ -157,9 +161,80 @@ def _serve_http(service: KnowledgeService, host: str, port: int) -> None:
     # to no OAuth discovery it could not complete.
     auth = AuthSettings(issuer_url=base, resource_server_url=None)  # type: ignore[arg-type]
     server = build_server(caller, token_verifier=_Tokens(service), auth=auth)
+    # The SDK's app (its bearer middleware, its DNS-rebinding check for `host`), served as its
+    # own `run("streamable-http")` serves it, with its refusals in our words.
+    app = server.streamable_http_app(streamable_http_path=PATH, host=host)
     where = "this machine only" if is_loopback(host) else "the network: put TLS in front of it"
     print(f"Zhixing MCP on {base}{PATH} (streamable HTTP; {where}).", file=sys.stderr, flush=True)
-    server.run("streamable-http", host=host, port=port, streamable_http_path=PATH)
+    uvicorn.run(_Refusals(app), host=host, port=port, log_level=server.settings.log_level.lower())
+
+
+# Said with a 401, in the body as a JSON-RPC error (which the SDK's client raises with this
+# message) and, for a token that fails, in the WWW-Authenticate header. RFC 6750 allows only
+# printable ASCII but `"` and `\` in a header's error_description.
+NO_TOKEN = (
+    "This request carries no access token; send the header `Authorization: Bearer <token>` with"
+    " a token made by `zhixing token create NAME` or on the app's settings page."
+)
+BAD_TOKEN = (
+    "This access token is unknown, revoked or expired, or its user was removed; make a new one"
+    " with `zhixing token create NAME` or on the app's settings page."
+)
+
+
+def _bearer(scope: Scope) -> str:
+    """The bearer token a request carries, as the SDK's backend reads it ("" for none)."""
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization":
+            text = value.decode("latin-1")
+            return text[7:] if text.lower().startswith("bearer ") else ""
+    return ""
+
+
+class _Refusals:
+    """ASGI around the SDK's app: its 401 (a request the bearer middleware let no user through
+    for) is answered with one sentence of ours instead of "Authentication required"."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        refused = False
+
+        async def answer(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                refused = True
+                await _refuse(send, has_token=bool(_bearer(scope)))
+            elif not refused:  # the SDK's own body for its 401 is dropped
+                await send(message)
+
+        await self._app(scope, receive, answer)
+
+
+async def _refuse(send: Send, *, has_token: bool) -> None:
+    import json
+
+    from mcp.types import INVALID_REQUEST
+
+    sentence = BAD_TOKEN if has_token else NO_TOKEN
+    # RFC 6750 §3.1: a request with no credentials gets the challenge without an error code.
+    challenge = 'Bearer realm="zhixing"'
+    if has_token:
+        challenge += f', error="invalid_token", error_description="{sentence}"'
+    # The id is null: the request is refused before its body is read (JSON-RPC 2.0 §5).
+    error = {"code": INVALID_REQUEST, "message": sentence}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge.encode("ascii")),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _Tokens:
