@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core.auth import MAX_TOKEN_DAYS, User, is_loopback
+from ..core.auth import MAX_TOKEN_DAYS, MCP_PATH, MCP_PORT, User, is_loopback
 from ..core.config import Settings
 from ..core.errors import AccessError, ConfigError, NotFoundError
 from .output import print_rows
@@ -51,8 +51,8 @@ __all__ = ["EXISTING_HOME", "HANDLERS", "add_parsers", "require_home"]
 # The commands that work on a home that must already exist: serving an empty, new home (a
 # misspelt ZHIXING_HOME) would answer every call with nothing.
 EXISTING_HOME = frozenset({"mcp", "token create", "token list", "token revoke"})
-DEFAULT_PORT = 8502  # beside the app's 8501
-PATH = "/mcp"  # the SDK's default endpoint
+DEFAULT_PORT = MCP_PORT
+PATH = MCP_PATH
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,7 +85,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     create.add_argument(
         "--days", type=int, default=90, help=f"valid for this many days, 1 to {MAX_TOKEN_DAYS}"
     )
-    listed = token_sub.add_parser("list", help="list the tokens: id, user, expiry")
+    create.add_argument("--label", default="", help="what the token is for, e.g. 'Claude Desktop'")
+    listed = token_sub.add_parser(
+        "list", help="list the tokens: id, user, label, created, expiry, last used"
+    )
     listed.add_argument("--json", action="store_true")
     revoke = token_sub.add_parser("revoke", help="revoke a token at once")
     revoke.add_argument("id", type=int)
@@ -285,7 +288,7 @@ def _token_create(args: argparse.Namespace, settings: Settings) -> int:
     from ..core.auth import LOCAL, issue_token
 
     with _users(settings) as users:
-        token, stored = issue_token(users, args.name, args.days, by=LOCAL.name)
+        token, stored = issue_token(users, args.name, args.days, by=LOCAL.name, label=args.label)
     until = datetime.fromtimestamp(stored.expires_at).isoformat(sep=" ", timespec="minutes")
     print(token)
     print(
@@ -300,19 +303,33 @@ def _token_list(args: argparse.Namespace, settings: Settings) -> int:
     with _users(settings) as users:
         tokens = users.tokens()
 
-    def when(at: float) -> str:
-        return datetime.fromtimestamp(at).isoformat(sep=" ", timespec="minutes")
+    def when(at: float | None) -> str:
+        return datetime.fromtimestamp(at).isoformat(sep=" ", timespec="minutes") if at else "never"
 
     rows = [
-        {"id": t.id, "user": t.user, "created": t.created_at, "expires": t.expires_at}
+        {
+            "id": t.id,
+            "user": t.user,
+            "label": t.label,
+            "created": t.created_at,
+            "expires": t.expires_at,
+            "last_used": t.last_used_at,
+        }
         for t in tokens
     ]
     print_rows(
         rows,
         as_json=args.json,
         empty="No tokens yet; make one with: zhixing token create NAME",
-        line=lambda r: (
-            f"{r['id']}\t{r['user']}\tcreated {when(r['created'])}\texpires {when(r['expires'])}"
+        line=lambda r: "\t".join(
+            [
+                str(r["id"]),
+                r["user"],
+                r["label"] or "-",
+                f"created {when(r['created'])}",
+                f"expires {when(r['expires'])}",
+                f"last used {when(r['last_used'])}",
+            ]
         ),
     )
     return 0

@@ -251,3 +251,20 @@ def test_a_refused_request_is_told_why_in_one_sentence_of_ours(home, server) -> 
     # The SDK's own client raises the sentence, not "Server returned an error response".
     assert _refusal(server, revoked) == BAD_TOKEN
     assert _refusal(server, None) == NO_TOKEN
+
+
+def test_the_token_list_names_each_token_and_when_it_last_signed_a_request_in(home, server) -> None:
+    made = zhixing(home, "token", "create", "alice", "--days", "1", "--label", "Claude Code")
+    assert made.returncode == 0, made.stderr
+
+    def listed() -> dict[str, Any]:
+        tokens = json.loads(zhixing(home, "token", "list", "--json").stdout)
+        [mine] = [t for t in tokens if t["label"] == "Claude Code"]
+        return mine
+
+    assert listed()["last_used"] is None
+    assert _as(server, made.stdout.strip(), [("list_knowledge_bases", {})])["calls"][0][0] is False
+    used = listed()
+    assert used["user"] == "alice" and used["last_used"] >= used["created"]
+    line = next(x for x in zhixing(home, "token", "list").stdout.splitlines() if "Claude Code" in x)
+    assert "\tlast used 20" in line and line.startswith(f"{used['id']}\talice\tClaude Code\t")
