@@ -1,4 +1,4 @@
-"""Zhixing's Streamlit entry point: the shell (sidebar, navigation) around the five pages."""
+"""Zhixing's Streamlit entry point: the shell (sidebar, navigation) around the six pages."""
 
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ pages = [
     st.Page(PAGES / "graph.py", title=T.NAV_GRAPH, icon="🕸️"),
     st.Page(PAGES / "recall.py", title=T.NAV_RECALL, icon="🔎"),
     st.Page(PAGES / "agent.py", title=T.NAV_AGENT, icon="🤖"),
+    st.Page(PAGES / "account.py", title=T.NAV_ACCOUNT, icon="🔑"),  # everyone's own tokens
 ]
 if user.can("admin"):  # the LLM endpoint, its key and the users are the admins' business
     pages.append(st.Page(PAGES / "settings.py", title=T.NAV_SETTINGS, icon="⚙️"))

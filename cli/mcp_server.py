@@ -13,7 +13,9 @@ acts for:
   otherwise): one server for many users, each request signed in by the token it carries
   (`Authorization: Bearer zx_…`, made by `zhixing token create NAME`). The token names a stored
   user; their role is read at each request, so a changed role, a removed user or a revoked
-  token applies to the next request. A request without a valid token is refused (401).
+  token applies to the next request. A request without a valid token is refused (401) with
+  one sentence of ours: in a JSON-RPC error body, which the SDK's client raises, and in the
+  `WWW-Authenticate: Bearer` challenge (`error="invalid_token"` when a token was sent).
 
 Either way a misspelt ZHIXING_HOME is refused in one sentence before anything is created, and
 an unknown `--user` is one sentence on stderr with a non-zero exit.
@@ -29,7 +31,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core.auth import MAX_TOKEN_DAYS, User, is_loopback
+from ..core.auth import MAX_TOKEN_DAYS, MCP_PATH, MCP_PORT, User, is_loopback
 from ..core.config import Settings
 from ..core.errors import AccessError, ConfigError, NotFoundError
 from .output import print_rows
@@ -37,6 +39,7 @@ from .output import print_rows
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
     from mcp.server.mcpserver import Context
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from ..core.service import KnowledgeService
     from ..core.store.users import UserStore
@@ -48,8 +51,8 @@ __all__ = ["EXISTING_HOME", "HANDLERS", "add_parsers", "require_home"]
 # The commands that work on a home that must already exist: serving an empty, new home (a
 # misspelt ZHIXING_HOME) would answer every call with nothing.
 EXISTING_HOME = frozenset({"mcp", "token create", "token list", "token revoke"})
-DEFAULT_PORT = 8502  # beside the app's 8501
-PATH = "/mcp"  # the SDK's default endpoint
+DEFAULT_PORT = MCP_PORT
+PATH = MCP_PATH
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,7 +85,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     create.add_argument(
         "--days", type=int, default=90, help=f"valid for this many days, 1 to {MAX_TOKEN_DAYS}"
     )
-    listed = token_sub.add_parser("list", help="list the tokens: id, user, expiry")
+    create.add_argument("--label", default="", help="what the token is for, e.g. 'Claude Desktop'")
+    listed = token_sub.add_parser(
+        "list", help="list the tokens: id, user, label, created, expiry, last used"
+    )
     listed.add_argument("--json", action="store_true")
     revoke = token_sub.add_parser("revoke", help="revoke a token at once")
     revoke.add_argument("id", type=int)
@@ -138,6 +144,7 @@ def _serve_stdio(service: KnowledgeService, name: str | None) -> None:
 
 
 def _serve_http(service: KnowledgeService, host: str, port: int) -> None:
+    import uvicorn
     from mcp.server.auth.settings import AuthSettings
 
     from .mcp_tools import build_server
@@ -157,9 +164,80 @@ def _serve_http(service: KnowledgeService, host: str, port: int) -> None:
     # to no OAuth discovery it could not complete.
     auth = AuthSettings(issuer_url=base, resource_server_url=None)  # type: ignore[arg-type]
     server = build_server(caller, token_verifier=_Tokens(service), auth=auth)
+    # The SDK's app (its bearer middleware, its DNS-rebinding check for `host`), served as its
+    # own `run("streamable-http")` serves it, with its refusals in our words.
+    app = server.streamable_http_app(streamable_http_path=PATH, host=host)
     where = "this machine only" if is_loopback(host) else "the network: put TLS in front of it"
     print(f"Zhixing MCP on {base}{PATH} (streamable HTTP; {where}).", file=sys.stderr, flush=True)
-    server.run("streamable-http", host=host, port=port, streamable_http_path=PATH)
+    uvicorn.run(_Refusals(app), host=host, port=port, log_level=server.settings.log_level.lower())
+
+
+# Said with a 401, in the body as a JSON-RPC error (which the SDK's client raises with this
+# message) and, for a token that fails, in the WWW-Authenticate header. RFC 6750 allows only
+# printable ASCII but `"` and `\` in a header's error_description.
+NO_TOKEN = (
+    "This request carries no access token; send the header `Authorization: Bearer <token>` with"
+    " a token made by `zhixing token create NAME` or on the app's settings page."
+)
+BAD_TOKEN = (
+    "This access token is unknown, revoked or expired, or its user was removed; make a new one"
+    " with `zhixing token create NAME` or on the app's settings page."
+)
+
+
+def _bearer(scope: Scope) -> str:
+    """The bearer token a request carries, as the SDK's backend reads it ("" for none)."""
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization":
+            text = value.decode("latin-1")
+            return text[7:] if text.lower().startswith("bearer ") else ""
+    return ""
+
+
+class _Refusals:
+    """ASGI around the SDK's app: its 401 (a request the bearer middleware let no user through
+    for) is answered with one sentence of ours instead of "Authentication required"."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        refused = False
+
+        async def answer(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                refused = True
+                await _refuse(send, has_token=bool(_bearer(scope)))
+            elif not refused:  # the SDK's own body for its 401 is dropped
+                await send(message)
+
+        await self._app(scope, receive, answer)
+
+
+async def _refuse(send: Send, *, has_token: bool) -> None:
+    import json
+
+    from mcp.types import INVALID_REQUEST
+
+    sentence = BAD_TOKEN if has_token else NO_TOKEN
+    # RFC 6750 §3.1: a request with no credentials gets the challenge without an error code.
+    challenge = 'Bearer realm="zhixing"'
+    if has_token:
+        challenge += f', error="invalid_token", error_description="{sentence}"'
+    # The id is null: the request is refused before its body is read (JSON-RPC 2.0 §5).
+    error = {"code": INVALID_REQUEST, "message": sentence}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge.encode("ascii")),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _Tokens:
@@ -210,7 +288,7 @@ def _token_create(args: argparse.Namespace, settings: Settings) -> int:
     from ..core.auth import LOCAL, issue_token
 
     with _users(settings) as users:
-        token, stored = issue_token(users, args.name, args.days, by=LOCAL.name)
+        token, stored = issue_token(users, args.name, args.days, by=LOCAL.name, label=args.label)
     until = datetime.fromtimestamp(stored.expires_at).isoformat(sep=" ", timespec="minutes")
     print(token)
     print(
@@ -225,19 +303,33 @@ def _token_list(args: argparse.Namespace, settings: Settings) -> int:
     with _users(settings) as users:
         tokens = users.tokens()
 
-    def when(at: float) -> str:
-        return datetime.fromtimestamp(at).isoformat(sep=" ", timespec="minutes")
+    def when(at: float | None) -> str:
+        return datetime.fromtimestamp(at).isoformat(sep=" ", timespec="minutes") if at else "never"
 
     rows = [
-        {"id": t.id, "user": t.user, "created": t.created_at, "expires": t.expires_at}
+        {
+            "id": t.id,
+            "user": t.user,
+            "label": t.label,
+            "created": t.created_at,
+            "expires": t.expires_at,
+            "last_used": t.last_used_at,
+        }
         for t in tokens
     ]
     print_rows(
         rows,
         as_json=args.json,
         empty="No tokens yet; make one with: zhixing token create NAME",
-        line=lambda r: (
-            f"{r['id']}\t{r['user']}\tcreated {when(r['created'])}\texpires {when(r['expires'])}"
+        line=lambda r: "\t".join(
+            [
+                str(r["id"]),
+                r["user"],
+                r["label"] or "-",
+                f"created {when(r['created'])}",
+                f"expires {when(r['expires'])}",
+                f"last used {when(r['last_used'])}",
+            ]
         ),
     )
     return 0

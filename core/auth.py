@@ -18,7 +18,8 @@ bounds guessing from many addresses.
 An access token (for `zhixing mcp --http`) stands for one user until it expires or is revoked.
 It is 256 random bits, so it is kept as a plain SHA-256 digest: a slow hash guards a password a
 person chose and might reuse, and a token is neither; for the same reason failed token checks
-are not throttled (no one guesses 2**256).
+are not throttled (no one guesses 2**256). A token carries its user's label for it and when
+it last signed a request in (kept to the minute, so a busy client is not a write per request).
 """
 
 from __future__ import annotations
@@ -27,13 +28,16 @@ import base64
 import hashlib
 import hmac
 import ipaddress
+import logging
 import re
 import secrets
 import time
 from dataclasses import dataclass
 
-from .errors import AccessError, ConfigError, NotFoundError
+from .errors import AccessError, ConfigError, NotFoundError, StoreError
 from .store.users import StoredToken, UserStore
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ACCOUNT_MAX_FAILURES",
@@ -41,11 +45,14 @@ __all__ = [
     "LOCAL",
     "MAX_FAILURES",
     "MAX_TOKEN_DAYS",
+    "MCP_PATH",
+    "MCP_PORT",
     "ROLES",
     "FAILURE_WINDOW_S",
     "LoginThrottledError",
     "User",
     "authenticate",
+    "check_token_label",
     "check_user_name",
     "hash_password",
     "issue_token",
@@ -73,6 +80,14 @@ MIN_PASSWORD = 8
 
 TOKEN_PREFIX = "zx_"  # tells a Zhixing token apart in a config file or a secret scanner
 MAX_TOKEN_DAYS = 3650
+MAX_TOKEN_LABEL = 64
+# A token's last use is written again only once this much later: a minute is what a list of
+# tokens shows, and a client busy with many calls does not write the catalog at each one.
+TOKEN_USE_EVERY_S = 60.0
+# Where `zhixing mcp --http` serves unless told otherwise (cli/mcp_server.py): a token's client
+# is configured with this URL.
+MCP_PORT = 8502  # beside the app's 8501
+MCP_PATH = "/mcp"  # the MCP SDK's default endpoint
 
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 _USER_NAME = re.compile(r"^[\w.@+-]{1,64}$")
@@ -126,6 +141,17 @@ def check_user_name(name: str) -> str:
     return name
 
 
+def check_token_label(label: str) -> str:
+    """A token's label as kept: stripped, one line of at most 64 characters."""
+    label = label.strip()
+    if len(label) > MAX_TOKEN_LABEL or not label.isprintable():
+        raise ConfigError(
+            f"A token's name is one line of at most {MAX_TOKEN_LABEL} characters; shorten"
+            f" {label[:MAX_TOKEN_LABEL]!r}."
+        )
+    return label
+
+
 def check_role(role: str) -> str:
     if role not in ROLES:
         raise ConfigError(f"{role!r} is not a role; the roles are {', '.join(ROLES)}.")
@@ -164,12 +190,20 @@ def verify_password(password: str, encoded: str) -> bool:
 
 
 def issue_token(
-    store: UserStore, name: str, days: int, *, by: str, now: float | None = None
+    store: UserStore,
+    name: str,
+    days: int,
+    *,
+    by: str,
+    label: str = "",
+    now: float | None = None,
 ) -> tuple[str, StoredToken]:
     """A new access token for user `name`, valid for `days`: the token itself (shown once,
-    never stored) and what the store keeps of it. `by` names who issued it, for the audit log."""
+    never stored) and what the store keeps of it. `by` names who issued it, for the audit log;
+    `label` is what it is for ("Claude Desktop")."""
     if not 1 <= days <= MAX_TOKEN_DAYS:
         raise ConfigError(f"A token lasts 1 to {MAX_TOKEN_DAYS} days, not {days}.")
+    label = check_token_label(label)
     if store.get(name) is None:
         raise NotFoundError(
             f"There is no user named {name!r}; add one first with "
@@ -177,8 +211,8 @@ def issue_token(
         )
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     now = time.time() if now is None else now
-    stored = store.add_token(name, _digest(token), now + days * 86400)
-    store.audit(by, "token.create", name, {"token": stored.id, "days": days})
+    stored = store.add_token(name, _digest(token), now + days * 86400, label)
+    store.audit(by, "token.create", name, {"token": stored.id, "days": days, "label": label})
     return token, stored
 
 
@@ -194,11 +228,19 @@ def revoke_token(store: UserStore, token_id: int, *, by: str) -> StoredToken:
 def token_user(store: UserStore, token: str, *, now: float | None = None) -> User | None:
     """The user a token stands for, with their role as stored now (a changed role applies to
     the next request); None when the token is unknown, revoked or expired, or its user gone."""
+    now = time.time() if now is None else now
     stored = store.token(_digest(token)) if token.startswith(TOKEN_PREFIX) else None
-    if stored is None or stored.expires_at <= (time.time() if now is None else now):
+    if stored is None or stored.expires_at <= now:
         return None
     user = store.get(stored.user)
-    return User(user.name, user.role) if user is not None else None
+    if user is None:
+        return None
+    if stored.last_used_at is None or now - stored.last_used_at >= TOKEN_USE_EVERY_S:
+        try:
+            store.token_used(stored.id, now)
+        except StoreError:  # the last use is a note for its owner: a full disk refuses no one
+            log.warning("token %s: its use could not be recorded", stored.id, exc_info=True)
+    return User(user.name, user.role)
 
 
 def _digest(token: str) -> str:

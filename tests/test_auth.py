@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import time
+from contextlib import closing
 
 import pytest
 
@@ -12,6 +14,7 @@ from zhixing.core.auth import (
     FAILURE_WINDOW_S,
     LOCAL,
     MAX_FAILURES,
+    TOKEN_USE_EVERY_S,
     LoginThrottledError,
     User,
     authenticate,
@@ -23,6 +26,8 @@ from zhixing.core.auth import (
     verify_password,
 )
 from zhixing.core.errors import AccessError, ConfigError, NotFoundError
+from zhixing.core.store.catalog import Catalog
+from zhixing.core.store.users import UserStore
 
 VIEWER, EDITOR, ADMIN = User("vera", "viewer"), User("ed", "editor"), User("ada", "admin")
 
@@ -90,6 +95,49 @@ def test_a_token_signs_in_as_its_user_with_the_role_stored_now_until_it_expires(
         issue_token(users, "vera", 0, by="local")
     actions = [e.action for e in service.admin.audit_log()]
     assert actions.count("token.create") == 2 and "token.revoke" in actions
+
+
+def test_a_token_keeps_its_label_and_when_it_last_signed_in_to_the_minute(service):
+    service.users.add("vera", "viewer", None)
+    users = service._home.users
+    token, stored = issue_token(users, "vera", 2, by="local", label="  Claude Code ", now=1000.0)
+    assert stored.label == "Claude Code" and stored.last_used_at is None
+    assert token_user(users, token, now=1010.0) == User("vera", "viewer")
+    assert users.tokens(token_id=stored.id)[0].last_used_at == 1010.0
+    # Within the minute a request writes nothing; after it, the new time.
+    assert token_user(users, token, now=1010.0 + TOKEN_USE_EVERY_S - 1) is not None
+    assert users.tokens(token_id=stored.id)[0].last_used_at == 1010.0
+    assert token_user(users, token, now=1010.0 + TOKEN_USE_EVERY_S) is not None
+    assert users.tokens(token_id=stored.id)[0].last_used_at == 1010.0 + TOKEN_USE_EVERY_S
+    # A token that signs nobody in is no use of it.
+    users.put("vera", "viewer", "")
+    revoke_token(users, stored.id, by="local")
+    assert token_user(users, token, now=5000.0) is None
+    for bad in ("x" * 65, "two\nlines"):
+        with pytest.raises(ConfigError, match="one line of at most 64 characters"):
+            issue_token(users, "vera", 1, by="local", label=bad)
+    assert users.tokens() == []  # a refused label makes no token
+
+
+def test_an_older_home_gains_token_labels_and_uses_and_keeps_its_tokens(tmp_path):
+    path = tmp_path / "catalog.db"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.executescript(
+            "CREATE TABLE tokens (id INTEGER PRIMARY KEY AUTOINCREMENT, user_name TEXT NOT NULL,"
+            " digest TEXT NOT NULL UNIQUE, created_at REAL NOT NULL, expires_at REAL NOT NULL);"
+            "INSERT INTO tokens (user_name, digest, created_at, expires_at)"
+            " VALUES ('vera', 'd', 1.0, 2.0);"
+        )
+    catalog = Catalog(path)
+    try:
+        users = UserStore(catalog.db)
+        [old] = users.tokens()
+        assert (old.user, old.digest, old.label, old.last_used_at) == ("vera", "d", "", None)
+        users.token_used(old.id, 1.5)
+        assert users.token("d") is not None and users.token("d").last_used_at == 1.5
+        UserStore(catalog.db)  # opened again: nothing left to add
+    finally:
+        catalog.close()
 
 
 def test_login_checks_the_password_and_rate_limits_failures(shared):

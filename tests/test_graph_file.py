@@ -3,6 +3,7 @@ method behind it and the Graph page's downloads; every file is read back with ne
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import xml.etree.ElementTree as ET
@@ -34,6 +35,38 @@ def _read(path: Path) -> nx.MultiDiGraph:
     if path.suffix == ".gexf":
         return nx.read_gexf(path)
     return nx.read_graphml(path, force_multigraph=True)
+
+
+def _items(value: str) -> list[str]:
+    """A GEXF 1.3 list value as Gephi reads one (graphstore's ArraysParser): brackets, commas
+    and blanks between items; an item quoted with " or ', a backslash taking the next character
+    as it is; an unquoted item running to a comma or bracket."""
+    items, i = [], 0
+    while i < len(value):
+        if value[i] in "[](), \t\r\n":
+            i += 1
+        elif value[i] in "\"'":
+            quote, text, i = value[i], [], i + 1
+            while i < len(value) and value[i] != quote:
+                i += value[i] == "\\"
+                text.append(value[i])
+                i += 1
+            items.append("".join(text))
+            i += 1
+        else:
+            bare = re.match(r"[^,\])]*", value[i:])
+            assert bare is not None
+            items.append(bare.group().strip())
+            i += bare.end()
+    return items
+
+
+def _listed(path: Path, value: str) -> list[str]:
+    """A list attribute as read back: GEXF's list value, or GraphML's "; "-joined string."""
+    if path.suffix == ".gexf":
+        assert value.startswith("[") and value.endswith("]")  # the 1.3 form, not 1.2's a|b
+        return _items(value)
+    return value.split("; ") if value else []
 
 
 @pytest.mark.parametrize("suffix", ["graphml", "gexf"])
@@ -85,9 +118,61 @@ def test_names_that_xml_cannot_carry_still_give_a_file_that_parses(tmp_path):
         path.write_bytes(graph_file("kb<&>", entities, relations, fmt, documents={7: "a.md"}))
         graph = _read(path)
         assert graph.nodes["1"]["label"] == 'ab</node><script>"&'
-        assert graph.nodes["1"]["aliases"] == "x;y; 别名"
+        assert _listed(path, graph.nodes["1"]["aliases"]) == ["x;y", "别名"]
         assert graph.nodes["2"]["mentions"] == 2 and graph.nodes["2"]["attr.版本"] == 2
         assert sorted(d["relation"] for _, _, d in graph.edges(data=True)) == ["part_of", "uses"]
+
+
+def test_gexf_writes_each_list_as_a_liststring_that_keeps_every_name(tmp_path):
+    aliases = ['say "hi"', "a\\b", "x, y", "[z]", "tab\there", "'quoted'", "null", "别名"]
+    entities = [
+        StoredEntity(1, "A", "concept", aliases=aliases, chunks=[3, 5]),
+        StoredEntity(2, "B", "concept"),
+    ]
+    sources = {3: 'docs/a, "b".md', 5: "c.md"}
+    gexf, graphml = tmp_path / "g.gexf", tmp_path / "g.graphml"
+    gexf.write_bytes(graph_file("kb", entities, [], GraphFormat.GEXF, documents=sources))
+    graphml.write_bytes(graph_file("kb", entities, [], GraphFormat.GRAPHML, documents=sources))
+    declared = _declared_types(gexf)
+    assert {k: declared[k] for k in ("aliases", "documents", "chunks")} == dict.fromkeys(
+        ("aliases", "documents", "chunks"), "liststring"
+    )
+    # networkx reads a liststring as the text the file holds: the 1.3 form, which Gephi parses.
+    node, bare = _read(gexf).nodes["1"], _read(gexf).nodes["2"]
+    assert _listed(gexf, node["aliases"]) == aliases
+    assert _listed(gexf, node["documents"]) == ["c.md", 'docs/a, "b".md']  # sorted
+    assert node["chunks"] == "[3, 5]" and bare["aliases"] == bare["chunks"] == "[]"
+    # GraphML has no list type: the same names, "; "-joined, in a string key.
+    assert _declared_types(graphml)["aliases"] == "string"
+    assert _listed(graphml, _read(graphml).nodes["1"]["aliases"]) == aliases
+
+
+def test_the_files_carry_no_name_of_networkx_and_tell_parallel_edges_apart(tmp_path):
+    entities = [StoredEntity(1, "A", "concept"), StoredEntity(2, "B", "technology")]
+    relations = [
+        StoredRelation(10, 1, 2, "uses", "", 2.0),
+        StoredRelation(11, 1, 2, "part_of", "", 1.0),
+    ]
+    for fmt in GraphFormat:
+        path = tmp_path / f"g.{fmt.value}"
+        path.write_bytes(graph_file("kb", entities, relations, fmt, documents={}))
+        text = path.read_text(encoding="utf-8")
+        assert "networkx_key" not in text and 'title="key"' not in text
+        assert {n for _, _, d in _read(path).edges(data=True) for n in d} <= {
+            "id",
+            "label",
+            "relation",
+            "description",
+            "weight",
+        }
+    root = ET.parse(tmp_path / "g.gexf").getroot()
+    assert root.tag == "{http://gexf.net/1.3}gexf" and root.get("version") == "1.3"
+    schema = root.get("{http://www.w3.org/2001/XMLSchema-instance}schemaLocation")
+    assert schema == "http://gexf.net/1.3 http://gexf.net/1.3/gexf.xsd"
+    # GEXF 1.3 keeps parallel edges apart by their kind: one per relation type.
+    kinds = {e.get("id"): e.get("kind") for e in root.iter("{http://gexf.net/1.3}edge")}
+    assert kinds == {"10": "uses", "11": "part_of"}
+    assert _edge_ids(tmp_path / "g.gexf") == _edge_ids(tmp_path / "g.graphml")
 
 
 def _declared_types(path: Path) -> dict[str, str]:
@@ -96,7 +181,7 @@ def _declared_types(path: Path) -> dict[str, str]:
     if path.suffix == ".gexf":
         return {
             a.get("title", ""): a.get("type", "")
-            for a in root.iter("{http://www.gexf.net/1.2draft}attribute")
+            for a in root.iter("{http://gexf.net/1.3}attribute")
         }
     keys = root.iter("{http://graphml.graphdrawing.org/xmlns}key")
     return {k.get("attr.name", ""): k.get("attr.type", "") for k in keys if k.get("for") == "node"}
@@ -159,9 +244,10 @@ def test_each_node_names_the_documents_and_chunks_that_mention_it(tmp_path):
         path = tmp_path / f"g.{fmt.value}"
         path.write_bytes(graph_file("kb", entities, [], fmt, documents=sources))
         node, unmentioned = _read(path).nodes["1"], _read(path).nodes["2"]
-        assert node["documents"] == "auth.pdf; docs/口令.md" and node["document_count"] == 2
-        assert node["chunks"] == "4; 7; 9" and node["mentions"] == 3
-        assert (unmentioned["documents"], unmentioned["chunks"]) == ("", "")
+        assert _listed(path, node["documents"]) == ["auth.pdf", "docs/口令.md"]
+        assert node["document_count"] == 2
+        assert _listed(path, node["chunks"]) == ["4", "7", "9"] and node["mentions"] == 3
+        assert _listed(path, unmentioned["documents"]) == _listed(path, unmentioned["chunks"]) == []
         assert unmentioned["document_count"] == unmentioned["mentions"] == 0
 
 
@@ -183,10 +269,11 @@ def test_both_formats_give_each_relation_the_same_edge_id(home, embedder, tmp_pa
         ).fetchall()
     assert gexf == {str(i): (str(source), str(target)) for i, source, target in rows}
     # The real knowledge base's node leads back to the chunks the entity page lists.
-    node = _read(tmp_path / "graph.gexf").nodes[str(seed.id)]
-    chunk_ids = {int(c) for c in node["chunks"].split("; ")}
+    gexf_path = tmp_path / "graph.gexf"
+    node = _read(gexf_path).nodes[str(seed.id)]
+    chunk_ids = {int(c) for c in _listed(gexf_path, node["chunks"])}
     assert {c.chunk_id for c in details.chunks} <= chunk_ids and details.chunks
-    sources = node["documents"].split("; ")
+    sources = _listed(gexf_path, node["documents"])
     assert node["document_count"] == len(sources) >= 1
     for chunk in details.chunks:
         assert any(chunk.document == s or chunk.document.endswith(f"({s})") for s in sources)

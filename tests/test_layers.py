@@ -124,7 +124,7 @@ def test_the_service_keeps_its_stores_private(service):
     """What a page can reach is the small services' methods, each checked by the access
     policy: the home of stores and the policy are private, on the door and on every service."""
     held = {name for name in vars(service) if not name.startswith("_")}
-    services = {"kbs", "builds", "search", "conversations", "notebooks", "graph", "tasks"}
+    services = {"kbs", "builds", "search", "conversations", "notebooks", "graph", "tasks", "tokens"}
     assert held == {"actor", "users", "admin", *services}
     assert {"_home", "_access"} <= set(vars(service))
     for name in held - {"actor"}:
@@ -268,6 +268,8 @@ SHARED_NAMES = {
     "build": "the build page and its strings",
     "recall": "the recall page and its strings",
     "settings": "the settings page and its strings",
+    "account": "the account page and its strings",
+    "tokens": "MCP access tokens: their service in core, their section of the account page",
     "graph": "the entity graph: its store, its service, its page and the page's strings",
     "main": "a front end's entry point (app/, cli/)",
     "auth": "logins: roles in core, the login gate in app",

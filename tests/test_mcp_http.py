@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.command import zhixing
 from tests.test_mcp import call_all
+from zhixing.cli.mcp_server import BAD_TOKEN, NO_TOKEN
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
@@ -97,12 +98,15 @@ def server(home: Path) -> Iterator[str]:
         process.wait(30)
 
 
-def _as(url: str, token: str, calls: list[tuple[str, dict[str, Any]]], chunk: int = 0) -> Any:
-    """Sign in with `token`, make the calls, and open chunk `chunk` when one is given."""
+def _as(
+    url: str, token: str | None, calls: list[tuple[str, dict[str, Any]]], chunk: int = 0
+) -> Any:
+    """Sign in with `token` (None: send no Authorization header), make the calls, and open
+    chunk `chunk` when one is given."""
     seen: dict[str, Any] = {}
 
     async def talk() -> None:
-        headers = {"Authorization": f"Bearer {token}"}
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=60) as http,
             streamable_http_client(url, http_client=http) as (read, write),
@@ -162,9 +166,9 @@ def test_a_chunk_opens_for_whoever_may_see_it_and_reads_as_missing_to_others(
     assert as_alice["chunk"] == f"There is no chunk {closed} that alice may see."
 
 
-def _refused(url: str, token: str) -> bool:
-    """Whether the client's first request with `token` was refused (the SDK client raises
-    MCPError, inside its task groups)."""
+def _refusal(url: str, token: str | None) -> str | None:
+    """What the SDK's client raised at its first request with `token` (an MCPError, inside its
+    task groups), or None when the request went through."""
     try:
         _as(url, token, [("list_knowledge_bases", {})])
     except BaseException as exc:  # noqa: BLE001 - an ExceptionGroup holding the MCPError
@@ -172,8 +176,12 @@ def _refused(url: str, token: str) -> bool:
         while found and not isinstance(found[0], MCPError):
             first = found[0]
             found = list(first.exceptions) if isinstance(first, BaseExceptionGroup) else []
-        return bool(found)
-    return False
+        return str(found[0]) if found else None
+    return None
+
+
+def _refused(url: str, token: str) -> bool:
+    return _refusal(url, token) is not None
 
 
 def test_a_wrong_revoked_or_absent_token_is_refused(home, server) -> None:
@@ -211,3 +219,52 @@ def test_a_token_for_an_unknown_user_and_user_with_http_are_one_sentence(home) -
     )
     days = zhixing(home, "token", "create", "alice", "--days", "0")
     assert days.returncode == 1 and days.stderr == "zhixing: A token lasts 1 to 3650 days, not 0.\n"
+
+
+def test_a_refused_request_is_told_why_in_one_sentence_of_ours(home, server) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+
+    def post(**headers: str) -> httpx2.Response:
+        return httpx2.post(server, json=initialize, headers=headers)
+
+    # No token, or another scheme: RFC 6750's bare challenge, and how to get a token.
+    for missing in (post(), post(Authorization="Basic YWxpY2U6cHc="), post(Authorization="Bearer")):
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"] == 'Bearer realm="zhixing"'
+        assert missing.json() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": NO_TOKEN},
+        }
+    assert "Authorization: Bearer <token>" in NO_TOKEN and "zhixing token create" in NO_TOKEN
+    # A token that signs nobody in: invalid_token, with the same sentence in the header.
+    revoked = _token(home, "alice")
+    listed = json.loads(zhixing(home, "token", "list", "--json").stdout)
+    assert zhixing(home, "token", "revoke", str(listed[-1]["id"])).returncode == 0
+    for token in ("zx_guess", revoked):
+        bad = post(Authorization=f"Bearer {token}")
+        assert bad.status_code == 401 and bad.json()["error"]["message"] == BAD_TOKEN
+        assert bad.headers["www-authenticate"] == (
+            f'Bearer realm="zhixing", error="invalid_token", error_description="{BAD_TOKEN}"'
+        )
+    assert BAD_TOKEN.isascii() and not {'"', "\\"} & set(BAD_TOKEN)  # RFC 6750 §3
+    # The SDK's own client raises the sentence, not "Server returned an error response".
+    assert _refusal(server, revoked) == BAD_TOKEN
+    assert _refusal(server, None) == NO_TOKEN
+
+
+def test_the_token_list_names_each_token_and_when_it_last_signed_a_request_in(home, server) -> None:
+    made = zhixing(home, "token", "create", "alice", "--days", "1", "--label", "Claude Code")
+    assert made.returncode == 0, made.stderr
+
+    def listed() -> dict[str, Any]:
+        tokens = json.loads(zhixing(home, "token", "list", "--json").stdout)
+        [mine] = [t for t in tokens if t["label"] == "Claude Code"]
+        return mine
+
+    assert listed()["last_used"] is None
+    assert _as(server, made.stdout.strip(), [("list_knowledge_bases", {})])["calls"][0][0] is False
+    used = listed()
+    assert used["user"] == "alice" and used["last_used"] >= used["created"]
+    line = next(x for x in zhixing(home, "token", "list").stdout.splitlines() if "Claude Code" in x)
+    assert "\tlast used 20" in line and line.startswith(f"{used['id']}\talice\tClaude Code\t")

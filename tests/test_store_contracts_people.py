@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,23 @@ def test_a_token_is_kept_by_its_digest_listed_revoked_and_goes_with_its_user(hom
     assert home.users.token("d1") is None
     home.users.remove("bob")
     assert home.users.tokens() == []
+
+
+def test_a_token_keeps_its_label_its_last_use_and_lists_by_its_user(home: Home) -> None:
+    home.users.put("bob", "viewer", "")
+    home.users.put("ann", "viewer", "")
+    bobs = home.users.add_token("bob", "d1", 2000.0, "Claude Code")
+    anns = home.users.add_token("ann", "d2", 3000.0)
+    assert (bobs.label, bobs.last_used_at, anns.label) == ("Claude Code", None, "")
+    assert home.users.tokens(user="bob") == [bobs] and home.users.tokens(user="carl") == []
+    home.users.token_used(bobs.id, 1500.5)
+    assert home.users.token("d1") == replace(bobs, last_used_at=1500.5)
+    assert home.users.tokens(user="ann") == [anns]  # another token untouched
+    reopened = home.reopen()
+    try:
+        assert reopened.users.tokens(token_id=bobs.id)[0].last_used_at == 1500.5
+    finally:
+        reopened.close()
 
 
 def test_members_are_set_whole_sorted_and_without_repeats(home: Home) -> None:

@@ -11,6 +11,7 @@ class ZH:
     NAV_GRAPH = "图谱"
     NAV_RECALL = "召回"
     NAV_AGENT = "智能体"
+    NAV_ACCOUNT = "账户"
     NAV_SETTINGS = "设置"
 
     SIDEBAR_KBS = "知识库"
@@ -67,6 +68,7 @@ class EN(ZH):
     NAV_GRAPH = "Graph"
     NAV_RECALL = "Recall"
     NAV_AGENT = "Agent"
+    NAV_ACCOUNT = "Account"
     NAV_SETTINGS = "Settings"
 
     SIDEBAR_KBS = "Knowledge bases"

@@ -4,8 +4,8 @@ into the knowledge.
 `KnowledgeService` opens the stores of one Zhixing home (home.py) and offers them through small
 services, one per concept: `kbs` (knowledge bases, who may see them, archives), `builds` (adding
 and removing documents, background jobs, estimates), `search` (strategies, answers, the
-agentic loop), `conversations`, `notebooks`, `graph`, `tasks` (the task agent), `users` and
-`admin`. Each speaks in knowledge-base names — everything below speaks in ids — and goes
+agentic loop), `conversations`, `notebooks`, `graph`, `tasks` (the task agent), `users`,
+`tokens` (access tokens for MCP over HTTP) and `admin`. Each speaks in knowledge-base names — everything below speaks in ids — and goes
 through one access policy (access.py) for the acting user (`as_user`): every public method
 checks what that user may do and see. Pages and app/ import nothing from core but this package,
 core.models, core.errors, core.config and core.trace (tests/test_layers.py), so whatever a page
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
-from ..auth import LOCAL, ROLES, User, is_loopback
+from ..auth import LOCAL, MAX_TOKEN_DAYS, MCP_PATH, MCP_PORT, ROLES, User, is_loopback
 from ..build import BuildReport, ProgressEvent
 from ..build.background import BuildJobs
 from ..build.estimate import BuildEstimate
@@ -41,12 +41,17 @@ from .kbs import KnowledgeBases
 from .notebooks import MAX_TOP_K, Notebooks
 from .search import Search
 from .tasks import Tasks, findings_text
+from .tokens import DEFAULT_TOKEN_DAYS, IssuedToken, Tokens
 from .users import Admin, Users
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
+    "DEFAULT_TOKEN_DAYS",
     "LOCAL",
+    "MAX_TOKEN_DAYS",
     "MAX_TOP_K",
+    "MCP_PATH",
+    "MCP_PORT",
     "ROLES",
     "STRATEGIES",
     "BuildBusyError",
@@ -57,6 +62,7 @@ __all__ = [
     "Embedder",
     "Found",
     "GraphFormat",
+    "IssuedToken",
     "JobView",
     "KnowledgeService",
     "LogLine",
@@ -83,6 +89,7 @@ class KnowledgeService:
     graph: Graph
     tasks: Tasks
     users: Users
+    tokens: Tokens
     admin: Admin
 
     def __init__(self, settings: Settings, **options: Unpack[HomeOptions]) -> None:
@@ -100,6 +107,7 @@ class KnowledgeService:
         self.graph = Graph(access)
         self.tasks = Tasks(access, self.search)
         self.users = Users(access)
+        self.tokens = Tokens(access)
         self.admin = Admin(access)
 
     @property

@@ -1,8 +1,9 @@
 """The one access policy of the knowledge service (docs/architecture.md §10).
 
 An `Access` is one actor over one home: which knowledge bases the actor may see (a base
-restricted to members is invisible to everyone else, as if it did not exist), the role checks,
-the embedder check every search makes, and the audit log. Every service of the package holds
+restricted to members is invisible to everyone else, as if it did not exist), whose access
+tokens the actor may see and revoke (their own; an admin, everyone's), the role checks, the
+embedder check every search makes, and the audit log. Every service of the package holds
 one and asks it before it touches a store, so whatever a page shows has passed these checks.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from ..auth import User
 from ..errors import NotFoundError, StoreError, ZhixingError
 from ..models import KnowledgeBase
+from ..store.users import StoredToken
 from .home import Home
 
 __all__ = ["Access"]
@@ -86,6 +88,20 @@ class Access:
                 f"dimensions) but Zhixing is configured with {embedder.name}; set "
                 f"ZHIXING_EMBEDDING={kb.embedding} to use it."
             )
+
+    def tokens(self) -> list[StoredToken]:
+        """The access tokens the actor may see: their own; an admin's, everyone's."""
+        if self.actor.can("admin"):
+            return self.home.users.tokens()
+        return self.home.users.tokens(user=self.actor.name)
+
+    def token(self, token_id: int) -> StoredToken:
+        """Token `token_id` if the actor may see it. Another user's token and a missing one
+        read the same, so no one learns which ids exist."""
+        found = self.home.users.tokens(token_id=token_id)
+        if not found or not (self.actor.can("admin") or found[0].user == self.actor.name):
+            raise NotFoundError(f"There is no token {token_id} that {self.actor.name} may see.")
+        return found[0]
 
     def audit(self, action: str, target: str, **detail: Any) -> None:
         self.home.users.audit(self.actor.name, action, target, detail)

@@ -49,7 +49,9 @@ CREATE TABLE IF NOT EXISTS tokens (
     user_name TEXT NOT NULL,
     digest TEXT NOT NULL UNIQUE,
     created_at {real} NOT NULL,
-    expires_at {real} NOT NULL
+    expires_at {real} NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
+    last_used_at {real}
 );
 CREATE TABLE IF NOT EXISTS audit (
     id {id},
@@ -72,13 +74,17 @@ class StoredUser:
 
 @dataclass(frozen=True)
 class StoredToken:
-    """An access token of a user (`zhixing mcp --http`): its digest, never the token itself."""
+    """An access token of a user (`zhixing mcp --http`): its digest, never the token itself;
+    `label` is what its user called it ("Claude Desktop"), `last_used_at` when it last signed a
+    request in (None: never, or before uses were kept)."""
 
     id: int
     user: str
     digest: str
     created_at: float
     expires_at: float
+    label: str = ""
+    last_used_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,7 @@ class UserStore:
         self.db = db
         with db.transaction():
             db.executescript(db.dialect.ddl(_SCHEMA))
+            _migrate(db)
 
     # --- users -------------------------------------------------------------------------------
 
@@ -185,13 +192,13 @@ class UserStore:
 
     # --- access tokens -----------------------------------------------------------------------------
 
-    def add_token(self, name: str, digest: str, expires_at: float) -> StoredToken:
+    def add_token(self, name: str, digest: str, expires_at: float, label: str = "") -> StoredToken:
         """Keep a new token of user `name` by its digest, valid until `expires_at`."""
         with self.db.transaction():
             [row] = self.db.rows(
-                "INSERT INTO tokens (user_name, digest, created_at, expires_at) VALUES (?, ?, ?, ?)"
-                " RETURNING id",
-                (name, digest, time.time(), expires_at),
+                "INSERT INTO tokens (user_name, digest, created_at, expires_at, label)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (name, digest, time.time(), expires_at, label),
             )
             token_id = int(row["id"])
         return self.tokens(token_id=token_id)[0]
@@ -201,11 +208,20 @@ class UserStore:
         rows = self.db.rows("SELECT * FROM tokens WHERE digest = ?", (digest,))
         return _token(rows[0]) if rows else None
 
-    def tokens(self, *, token_id: int | None = None) -> list[StoredToken]:
-        """Every token (or the one with `token_id`), oldest first."""
-        if token_id is None:
-            return [_token(r) for r in self.db.rows("SELECT * FROM tokens ORDER BY id")]
-        return [_token(r) for r in self.db.rows("SELECT * FROM tokens WHERE id = ?", (token_id,))]
+    def tokens(self, *, token_id: int | None = None, user: str | None = None) -> list[StoredToken]:
+        """Every token, oldest first: or the one with `token_id`, or those of `user`."""
+        params: tuple[object, ...] = ()
+        where = ""
+        if token_id is not None:
+            where, params = " WHERE id = ?", (token_id,)
+        elif user is not None:
+            where, params = " WHERE user_name = ?", (user,)
+        return [_token(r) for r in self.db.rows(f"SELECT * FROM tokens{where} ORDER BY id", params)]
+
+    def token_used(self, token_id: int, at: float) -> None:
+        """Record that token `token_id` signed a request in at `at`."""
+        with self.db.transaction():
+            self.db.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (at, token_id))
 
     def revoke_token(self, token_id: int) -> bool:
         """Forget a token; whether there was one."""
@@ -288,10 +304,20 @@ def _user(row: dict[str, Any]) -> StoredUser:
 
 
 def _token(row: dict[str, Any]) -> StoredToken:
+    used = row["last_used_at"]
     return StoredToken(
         id=int(row["id"]),
         user=row["user_name"],
         digest=row["digest"],
         created_at=float(row["created_at"]),
         expires_at=float(row["expires_at"]),
+        label=row["label"],
+        last_used_at=None if used is None else float(used),
     )
+
+
+def _migrate(db: SqlDatabase) -> None:
+    """Add the columns of `tokens` that an older home lacks."""
+    if "label" not in db.columns("tokens"):  # tokens from before labels and uses were kept
+        db.execute("ALTER TABLE tokens ADD COLUMN label TEXT NOT NULL DEFAULT ''")
+        db.execute(db.dialect.ddl("ALTER TABLE tokens ADD COLUMN last_used_at {real}"))
