@@ -77,9 +77,14 @@ def milvus_server(tmp_path_factory) -> str:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A module that sets `BOTH_STORES = True` runs each test that uses `settings` twice: on a
-    Milvus Lite file and on the real server (`milvus_server`), with the same assertions."""
-    if getattr(metafunc.module, "BOTH_STORES", False) and "store_backend" in metafunc.fixturenames:
-        metafunc.parametrize("store_backend", ["lite", "server"], indirect=True)
+    Milvus Lite file and on the real server (`milvus_server`), with the same assertions; one
+    that sets `STORES` names the backends itself ("postgres": a catalog on PostgreSQL beside
+    the Milvus server, as a team's set has)."""
+    stores = getattr(metafunc.module, "STORES", None)
+    if stores is None and getattr(metafunc.module, "BOTH_STORES", False):
+        stores = ("lite", "server")
+    if stores and "store_backend" in metafunc.fixturenames:
+        metafunc.parametrize("store_backend", list(stores), indirect=True)
 
 
 @pytest.fixture
@@ -90,8 +95,13 @@ def store_backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def settings(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Settings:
-    uri = request.getfixturevalue("milvus_server") if store_backend == "server" else ""
-    return Settings(home=tmp_path / "home", embed_batch=32, parse_workers=1, milvus_uri=uri)
+    uri = request.getfixturevalue("milvus_server") if store_backend != "lite" else ""
+    catalog = ""
+    if store_backend == "postgres":
+        catalog = request.getfixturevalue("postgres_cluster").new_database()
+    return Settings(
+        home=tmp_path / "home", embed_batch=32, parse_workers=1, milvus_uri=uri, catalog_uri=catalog
+    )
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The offline build on real SQLite and Milvus, a Lite file and a server over gRPC (each test
-runs on both): build, search, re-add, update, remove, delete."""
+"""The offline build on real SQLite and Milvus, a Lite file and a server over gRPC, and on a
+catalog on PostgreSQL (each test runs on all three): build, search, re-add, update, remove,
+delete."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from tests.conftest import write_docs
 from zhixing.core.errors import NotFoundError, StoreError
 from zhixing.core.search import STRATEGIES
 
-BOTH_STORES = True  # tests/conftest.py: every test here runs on the Lite file and the server
+# tests/conftest.py: every test here runs on the Lite file, the server, and a team's set (a
+# catalog on PostgreSQL beside the server)
+STORES = ("lite", "server", "postgres")
 
 POLICY = """# 密码安全基线
 
@@ -87,12 +90,12 @@ def test_removing_a_document_removes_every_trace(service, docs):
     assert removed.chunks > 0
     assert [d.source for d in service.kbs.documents("base")] == ["policy.md"]
     kb = service.kbs.get("base")
-    rows = service._home.catalog.db.execute(
-        "SELECT COUNT(*) FROM chunks c JOIN documents d ON d.id = c.document_id"
+    [row] = service._home.catalog.db.rows(
+        "SELECT COUNT(*) AS n FROM chunks c JOIN documents d ON d.id = c.document_id"
         " WHERE d.kb_id = ? AND d.source = 'sql.txt'",
         (kb.id,),
-    ).fetchone()
-    assert rows[0] == 0
+    )
+    assert row["n"] == 0
     assert _vector_count(service, "base") == service.kbs.documents("base")[0].chunks
     hits = service.search.query("prepared statements SQL injection", ["base"], top_k=10)
     assert all(h.document == "policy.md" for h in hits)
@@ -109,10 +112,10 @@ def test_deleting_a_knowledge_base_removes_it_everywhere(service, docs):
     service.kbs.delete("gone")
     assert [kb.name for kb in service.kbs.all()] == ["kept"]
     assert service._home.vectors.count(dim, kb=gone_id) == 0
-    left = service._home.catalog.db.execute(
-        "SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (gone_id,)
+    [left] = service._home.catalog.db.rows(
+        "SELECT COUNT(*) AS n FROM chunks WHERE kb_id = ?", (gone_id,)
     )
-    assert left.fetchone()[0] == 0
+    assert left["n"] == 0
     assert service.search.query("prepared statements", ["kept"], top_k=1)[0].document == "sql.txt"
     with pytest.raises(NotFoundError, match="no knowledge base named 'gone'"):
         service.search.query("x", ["gone"])
