@@ -28,7 +28,7 @@ from .jobs import JobStore
 from .kb_rows import Ids, Tables, dump_table, load_table
 from .sqlite import Database
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "catalog_exists", "open_database"]
 
 _DOC_COLUMNS = "id, kb_id, source, sha256, kind, title, pages, chunks, status, error"
 # The knowledge base's own fields a dump carries (its name may change on load).
@@ -384,6 +384,17 @@ def open_database(target: Path | str) -> SqlDatabase:
 
         return PostgresDatabase(target)
     return Database(target)
+
+
+def catalog_exists(target: Path | str) -> bool:
+    """Whether a catalog is at `target`, making nothing: a SQLite file there, or a Postgres
+    database that holds the catalog's tables (StoreError, one sentence, when its server
+    cannot be reached)."""
+    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+        from .postgres import catalog_tables
+
+        return "knowledge_bases" in catalog_tables(target)
+    return Path(target).is_file()
 
 
 KB_NAME_MAX = 64
