@@ -231,7 +231,7 @@ def test_health_checks_the_catalog_on_postgres_with_the_same_json(
     assert away["seconds"] < 10
 
 
-def test_serve_and_mcp_find_the_home_and_its_logins_in_postgres(
+def test_serve_mcp_and_backup_find_the_home_and_its_logins_in_postgres(
     pg_home, postgres_cluster, tmp_path
 ):
     uri = pg_home["settings"].catalog_uri
@@ -241,9 +241,13 @@ def test_serve_and_mcp_find_the_home_and_its_logins_in_postgres(
     assert listed.returncode == 0, listed.stderr
     empty = postgres_cluster.new_database()
     assert auth_configured(_settings(tmp_path / "new", empty), secrets_files=[]) == ""
-    refused = zx(tmp_path / "new", "mcp", check=False, env={"ZHIXING_CATALOG_URI": empty})
+    env_empty = {"ZHIXING_CATALOG_URI": empty}
+    refused = zx(tmp_path / "new", "mcp", check=False, env=env_empty)
     assert refused.returncode == 1 and "holds no Zhixing catalog yet" in refused.stderr
     assert refused.stderr.count(". ") == 0 and not catalog_exists(empty)
+    nothing = zx(tmp_path / "new", "backup", str(tmp_path / "x.zip"), check=False, env=env_empty)
+    assert nothing.returncode == 1 and "holds no Zhixing catalog to back up" in nothing.stderr
+    assert not (tmp_path / "x.zip").exists() and not catalog_exists(empty)
     away = zx(tmp_path / "new", "token", "list", check=False, env={"ZHIXING_CATALOG_URI": AWAY})
     assert away.returncode == 1 and "cannot be opened" in away.stderr
     assert away.stderr.strip().count("\n") == 0
@@ -258,8 +262,11 @@ def test_a_postgres_home_backs_up_to_one_format_and_restores_into_sqlite_the_sam
     pg_home, tmp_path, embedder
 ):
     archive = tmp_path / "home.zip"
-    backup = backup_home(pg_home["settings"], archive)
-    assert backup.vectors and set(backup.knowledge_bases) == {"rules", "安全"}
+    settings = pg_home["settings"]
+    env = {"ZHIXING_CATALOG_URI": settings.catalog_uri}
+    backup = json.loads(zx(settings.home, "backup", str(archive), "--json", env=env).stdout)
+    assert backup["vectors"] and set(backup["knowledge_bases"]) == {"rules", "安全"}
+    assert backup["users"] == 2
     new = _settings(tmp_path / "new")
     restored = restore_home(new, archive, embedder=embedder)
     assert all(c["embedded"] == 0 < c["vectors"] for c in restored.knowledge_bases.values())
