@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..choices import BuildMode, DocumentState
 from ..errors import NotFoundError, StoreError, ZhixingError
@@ -379,18 +379,22 @@ class Catalog:
 
 def open_database(target: Path | str) -> SqlDatabase:
     """The catalog's database at `target`: a `postgresql://` URI, else a SQLite file's path."""
-    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+    if _on_postgres(target):
         from .postgres import PostgresDatabase  # psycopg loads only for a Postgres catalog
 
         return PostgresDatabase(target)
     return Database(target)
 
 
+def _on_postgres(target: Path | str) -> TypeGuard[str]:
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
 def catalog_exists(target: Path | str) -> bool:
     """Whether a catalog is at `target`, making nothing: a SQLite file there, or a Postgres
     database that holds the catalog's tables (StoreError, one sentence, when its server
     cannot be reached)."""
-    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+    if _on_postgres(target):
         from .postgres import catalog_tables
 
         return "knowledge_bases" in catalog_tables(target)
