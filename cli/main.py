@@ -143,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     back = sub.add_parser("restore", help="restore a whole home from a backup, into an empty home")
     back.add_argument("file", type=Path)
     back.add_argument("--home", type=Path, help="the new home (default: ZHIXING_HOME); empty")
+    back.add_argument(
+        "--catalog",
+        metavar="URI",
+        help="restore the catalog and conversations into this empty PostgreSQL database"
+        " (postgresql://…; default: ZHIXING_CATALOG_URI, else catalog.db in the home)",
+    )
     back.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     serve.add_parsers(sub)
     mcp_server.add_parsers(sub)
@@ -827,13 +833,16 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.home is not None:
         settings = replace(settings, home=args.home)
+    if args.catalog is not None:
+        settings = replace(settings, catalog_uri=args.catalog.strip())
     summary = restore_home(settings, args.file, progress=_Steps("restore"))
     if args.json:
         emit_json(summary.to_json())
         return 0
+    where = " (catalog and conversations in PostgreSQL)" if settings.catalog_on_postgres else ""
     print(
-        f"Restored {args.file} into {settings.home}: {len(summary.knowledge_bases)} knowledge"
-        f" base(s) {_kb_counts(summary.knowledge_bases)}, {summary.users} user(s)."
+        f"Restored {args.file} into {settings.home}{where}: {len(summary.knowledge_bases)}"
+        f" knowledge base(s) {_kb_counts(summary.knowledge_bases)}, {summary.users} user(s)."
     )
     return 0
 

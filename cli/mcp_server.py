@@ -96,11 +96,19 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def require_home(settings: Settings) -> None:
     """Raise unless the home holds a catalog: a misspelt ZHIXING_HOME is said, not made."""
-    if not settings.catalog_path.is_file():
+    from ..core.store.catalog import catalog_exists
+
+    if catalog_exists(settings.catalog_target):  # a Postgres server away: one sentence
+        return
+    if settings.catalog_on_postgres:
         raise ConfigError(
-            f"There is no Zhixing home at {settings.home} (no catalog.db there); check"
-            " ZHIXING_HOME, or make a home first with `zhixing kb create NAME`."
+            "The PostgreSQL database of ZHIXING_CATALOG_URI holds no Zhixing catalog yet;"
+            " check the URI, or make a home first with `zhixing kb create NAME`."
         )
+    raise ConfigError(
+        f"There is no Zhixing home at {settings.home} (no catalog.db there); check"
+        " ZHIXING_HOME, or make a home first with `zhixing kb create NAME`."
+    )
 
 
 # --- serving -------------------------------------------------------------------------------
@@ -277,7 +285,7 @@ def _users(settings: Settings) -> Iterator[UserStore]:
     from ..core.store import Catalog
     from ..core.store.users import UserStore
 
-    catalog = Catalog(settings.catalog_path)
+    catalog = Catalog(settings.catalog_target)
     try:
         yield UserStore(catalog.db)
     finally:

@@ -84,12 +84,13 @@ def auth_configured(settings: Settings, secrets_files: list[Path] | None = None)
         auth = secrets.get("auth")
         if isinstance(auth, dict) and auth.get("redirect_uri") and auth.get("cookie_secret"):
             return "oidc"
-    if not settings.catalog_path.exists():
-        return ""
     from ..core.store import Catalog
+    from ..core.store.catalog import catalog_exists
     from ..core.store.users import UserStore
 
-    catalog = Catalog(settings.catalog_path)
+    if not catalog_exists(settings.catalog_target):  # a Postgres server away: one sentence
+        return ""
+    catalog = Catalog(settings.catalog_target)
     try:
         return "builtin" if UserStore(catalog.db).count(with_password=True) else ""
     finally:

@@ -200,6 +200,16 @@ class Settings:
         return self.catalog_uri or self.catalog_path
 
     @property
+    def catalog_on_postgres(self) -> bool:
+        return self.catalog_uri.startswith(("postgresql://", "postgres://"))
+
+    @property
+    def conversations_target(self) -> Path | str:
+        """Where the agents' checkpoints are: the Postgres catalog's database, where every
+        process of a team's home sees them, else `conversations.sqlite` in the home."""
+        return self.catalog_uri if self.catalog_on_postgres else self.home / "conversations.sqlite"
+
+    @property
     def resolved_milvus_uri(self) -> str:
         return self.milvus_uri or str(self.home / "milvus.db")
 

@@ -1,7 +1,8 @@
 """The health of a home's parts, for a service manager's probe (`zhixing health`).
 
 Each configured part is checked once, cheaply, with a short timeout: the catalog (opened
-read-only, one query), the vector store (the Milvus Lite file or the Milvus server: opened, its
+read-only, one query: a SQLite file, or the PostgreSQL database of ZHIXING_CATALOG_URI, whose
+catalog tables must be there), the vector store (the Milvus Lite file or the Milvus server: opened, its
 collections counted) and the LLM endpoint when one is configured (GET /models). Nothing is
 created or written: a misspelt home is reported missing, not made.
 
@@ -100,7 +101,10 @@ def check_health(settings: Settings, *, skip: Sequence[str] = ()) -> Health:
 
 
 def _catalog(settings: Settings) -> tuple[Status, str]:
-    path = settings.catalog_path
+    target = settings.catalog_target
+    if isinstance(target, str):
+        return _postgres_catalog(target)
+    path = target
     try:
         tables = count_tables(path, timeout_s=_CATALOG_TIMEOUT_S)
     except StoreError as exc:
@@ -108,6 +112,22 @@ def _catalog(settings: Settings) -> tuple[Status, str]:
     if not tables:
         return Status.FAILING, f"The catalog at {path} holds no tables; it is not a Zhixing home."
     return Status.OK, f"The catalog at {path} answers ({tables} tables)."
+
+
+def _postgres_catalog(uri: str) -> tuple[Status, str]:
+    from .store.postgres import catalog_tables, redacted  # psycopg only for a Postgres catalog
+
+    try:
+        tables = catalog_tables(uri, timeout_s=_CATALOG_TIMEOUT_S)
+    except StoreError as exc:
+        return Status.FAILING, str(exc)
+    where = redacted(uri)
+    if "knowledge_bases" not in tables:
+        return Status.FAILING, (
+            f"The database at {where} holds no Zhixing catalog; check ZHIXING_CATALOG_URI, or"
+            " open the home once (the app or any `zhixing` command) to create it."
+        )
+    return Status.OK, f"The catalog at {where} answers ({len(tables)} tables)."
 
 
 def _vectors(settings: Settings) -> tuple[Status, str]:

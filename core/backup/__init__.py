@@ -1,6 +1,7 @@
 """Backup (docs/architecture.md §9 `export` / `import`, `backup` / `restore`): one knowledge base
 as a portable archive, and back; and a whole home (snapshot.py, restore.py, bundle.py: its
-format, derived.py: the vectors its catalog implies), backed up while it serves.
+format, derived.py: the vectors its catalog implies, catalog_copy.py: its catalog and
+conversations moved between SQLite and PostgreSQL), backed up while it serves.
 
 The stores dump and load the knowledge base's rows (core/store/kb_rows.py), the vector store
 its vectors; this package writes and reads the archive around them. The service authorizes and

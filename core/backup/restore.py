@@ -1,15 +1,19 @@
 """A whole home restored from a backup (docs/architecture.md §9 `restore`), all or nothing.
 
-The restore refuses a home that holds anything but a `logs/` folder. It builds the new home in
-a hidden folder beside the target (`.NAME.restoring-PID`) and moves its files in only once all
-is written, so a corrupt or foreign archive, a full disk or a kill leaves the target as it was.
+The restore refuses a home that holds anything but a `logs/` folder, and a PostgreSQL database
+that holds any table when the catalog goes there (a `postgresql://` catalog URI). It builds the
+new home in a hidden folder beside the target (`.NAME.restoring-PID`) and moves its files in
+only once all is written, so a corrupt or foreign archive, a full disk or a kill leaves the
+target as it was.
 In that folder it checks every member against the manifest (size, sha256) and the catalog with
 `PRAGMA integrity_check`; gives the home a deployment id of its own (a Milvus server shared with
 the source keeps the two apart); marks the builds the backup caught running `interrupted`, so
 `zhixing resume` in the new home finishes them; rolls back the documents those builds had not
 finished, exactly as a cancel does (`remove_documents`), so the home holds whole documents
 only; and writes every vector the catalog implies: the backup's own where its text is the one
-the catalog implies, else embedded again by the knowledge base's embedder.
+the catalog implies, else embedded again by the knowledge base's embedder. A catalog bound for
+PostgreSQL is made in SQLite like any other and copied into the database last, with the
+conversations (catalog_copy.py); a failure after that drops what it made there.
 """
 
 from __future__ import annotations
@@ -38,6 +42,13 @@ from ..store import Catalog, VectorRecord, VectorStore
 from ..store.graph import GraphStore
 from ..store.vectors import indexed_text
 from .bundle import extract_bundle, read_manifest
+from .catalog_copy import (
+    copy_catalog,
+    copy_conversations,
+    empty_database,
+    open_catalog,
+    undo_restore,
+)
 from .derived import Derived, derived_vectors
 from .snapshot import HomeBackup, Progress
 
@@ -61,13 +72,17 @@ def restore_home(
     say = progress or (lambda what, done, total: None)
     target, archive = Path(settings.home), Path(archive)
     _check_empty(target)
+    database = _database(settings)
+    before = empty_database(database) if database else set()
     manifest = read_manifest(archive)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = private_dir(target.parent / f".{target.name}.restoring-{this_process().pid}")
-    # The restored home keeps a Milvus server the settings name; a Lite file is its own.
+    # The restored home keeps a Milvus server the settings name; a Lite file is its own. It is
+    # made in SQLite in the staging folder, and copied into the Postgres database last.
     uri = settings.milvus_uri if not settings.milvus_is_lite else ""
-    restored = replace(settings, home=staging, milvus_uri=uri)
+    restored = replace(settings, home=staging, milvus_uri=uri, catalog_uri="")
     home: _Opened | None = None
+    writing = False
     try:
         incoming = private_dir(staging / ".incoming")
         say("checking", 0, 1)
@@ -80,13 +95,22 @@ def restore_home(
         say("checking", 1, 1)
         home = _Opened(restored)
         kbs = _restore_vectors(home, files, archive, embedder, say)
+        writing = bool(database)
+        if database:
+            say("copying the catalog into PostgreSQL", 0, 1)
+            _into_postgres(staging, database)
         home.close()
         home = None
+        if database:  # the home keeps neither file: both are in the database now
+            _remove_databases(staging)
         shutil.rmtree(incoming)
         _move_in(staging, target)
     except BaseException:
         if home is not None:
             _drop(home)
+        if writing:
+            with contextlib.suppress(Exception):  # a server gone away keeps what it had
+                undo_restore(database, before)
         shutil.rmtree(staging, ignore_errors=True)
         raise
     tighten_home(target)
@@ -111,6 +135,30 @@ def _check_empty(home: Path) -> None:
         )
 
 
+def _database(settings: Settings) -> str:
+    """The Postgres database the catalog is restored into ("" = `catalog.db` in the home)."""
+    if settings.catalog_uri and not settings.catalog_on_postgres:
+        raise ConfigError(
+            "A restore writes the catalog into the home or into a PostgreSQL database; give a"
+            " postgresql:// catalog URI, or none for the home's own catalog.db."
+        )
+    return settings.catalog_uri
+
+
+def _into_postgres(staging: Path, database: str) -> None:
+    """Copy the restored catalog and conversations into the (empty) Postgres database."""
+    copy_catalog(staging / "catalog.db", database)
+    conversations = staging / "conversations.sqlite"
+    if conversations.is_file():
+        copy_conversations(conversations, database)
+
+
+def _remove_databases(staging: Path) -> None:
+    for name in ("catalog.db", "conversations.sqlite"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            (staging / f"{name}{suffix}").unlink(missing_ok=True)
+
+
 def _check_catalog(path: Path, archive: Path) -> None:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -128,7 +176,7 @@ def _check_catalog(path: Path, archive: Path) -> None:
 def _prepare_catalog(path: Path) -> None:
     """A deployment id of its own; the builds the backup caught running become `interrupted`
     (their processes are the source home's, not this one's), so `resume` finds them."""
-    catalog = Catalog(path)  # brings a catalog of an older Zhixing up to date, as opening does
+    catalog = open_catalog(path)  # brings an older Zhixing's catalog up to date, as opening does
     try:
         catalog.renew_deployment()
         catalog.jobs.interrupt_dead(lambda _row: False)

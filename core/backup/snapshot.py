@@ -4,7 +4,9 @@ how it stays consistent.
 The catalog (knowledge bases, documents, chunks, the graph, build jobs, users and members, the
 audit log, conversations' runs, notebooks, the LLM cache) is copied with SQLite's online backup
 API in one step, which reads one snapshot while the app and a build go on writing (WAL: no
-writer waits). The agents' checkpoints (`conversations.sqlite`) are copied the same way. The
+writer waits). The agents' checkpoints (`conversations.sqlite`) are copied the same way. A
+catalog on PostgreSQL goes into the same SQLite member, every table read in one REPEATABLE READ
+snapshot, and its threads into the same conversations member (catalog_copy.py): one format. The
 settings go in without secrets: the saved settings less `OPENAI_API_KEY`, and the base URL
 without any `user:password@`.
 
@@ -36,10 +38,12 @@ from ..errors import NotFoundError, StoreError, ZhixingError
 from ..home import private_dir, tighten
 from ..llm.retry import public_url
 from ..store import Catalog, VectorStore
+from ..store.catalog import catalog_exists
 from ..store.graph import GraphStore
 from ..store.users import UserStore
 from ..store.vectors import indexed_text, lite_in_use, primary_key
 from .bundle import HOME_FORMAT, HOME_FORMAT_VERSION, write_bundle
+from .catalog_copy import copy_catalog, copy_conversations
 from .derived import derived_vectors
 
 __all__ = ["HomeBackup", "Progress", "backup_home", "copy_sqlite"]
@@ -81,7 +85,12 @@ def backup_home(settings: Settings, path: Path, progress: Progress | None = None
     started = time.perf_counter()
     say = progress or (lambda what, done, total: None)
     path = Path(path)
-    if not settings.catalog_path.is_file():
+    if not catalog_exists(settings.catalog_target):
+        if settings.catalog_on_postgres:
+            raise NotFoundError(
+                "The PostgreSQL database of ZHIXING_CATALOG_URI holds no Zhixing catalog to back"
+                " up; check the URI."
+            )
         raise NotFoundError(f"There is no Zhixing home at {settings.home} to back up.")
     if not path.parent.is_dir():
         raise StoreError(f"{path.parent} is not a folder; the backup cannot be written there.")
@@ -89,10 +98,7 @@ def backup_home(settings: Settings, path: Path, progress: Progress | None = None
     try:
         private_dir(work)
         say("catalog", 0, 1)
-        members = {"catalog.db": copy_sqlite(settings.catalog_path, work / "catalog.db")}
-        checkpoints = settings.home / "conversations.sqlite"
-        if checkpoints.is_file():
-            members["conversations.sqlite"] = copy_sqlite(checkpoints, work / "checkpoints")
+        members = _copy_catalog(settings, work)
         say("catalog", 1, 1)
         kept = _write_settings(settings.home, work / SETTINGS_FILE)
         if kept:
@@ -116,6 +122,21 @@ def backup_home(settings: Settings, path: Path, progress: Progress | None = None
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - started
     return HomeBackup(str(path), str(settings.home), kbs, users, vectors, kept, seconds, notes)
+
+
+def _copy_catalog(settings: Settings, work: Path) -> dict[str, Path]:
+    """The catalog and the conversations as the backup's SQLite members: copied whole from
+    SQLite files, or, from PostgreSQL, every catalog table in one snapshot and every thread
+    through the checkpointers (catalog_copy.py)."""
+    target, conversations = settings.catalog_target, settings.conversations_target
+    if isinstance(target, str):
+        copy_catalog(target, work / "catalog.db")
+        copy_conversations(conversations, work / "checkpoints")
+        return {"catalog.db": work / "catalog.db", "conversations.sqlite": work / "checkpoints"}
+    members = {"catalog.db": copy_sqlite(target, work / "catalog.db")}
+    if isinstance(conversations, Path) and conversations.is_file():
+        members["conversations.sqlite"] = copy_sqlite(conversations, work / "checkpoints")
+    return members
 
 
 def copy_sqlite(source: Path, target: Path) -> Path:

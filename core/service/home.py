@@ -9,12 +9,12 @@ every service of the package goes through.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
-from ..agents.checkpoints import open_checkpointer
+from ..agents.checkpoints import Checkpointer, close_checkpointer, open_checkpointer
 from ..build import BuildPipeline
 from ..build.background import BuildJobs
 from ..config import Settings
@@ -25,7 +25,7 @@ from ..llm.protocol import LLM
 from ..llm.tracing import configure_tracing
 from ..search import SearchEngine
 from ..store import Catalog, VectorStore
-from ..store.dialect import SqlDatabase
+from ..store.dialect import SqlDatabase, driver_errors
 from ..store.graph import GraphStore
 from ..store.notebooks import NotebookStore
 from ..store.runs import RunStore
@@ -90,7 +90,7 @@ class Home:
         self.jobs = jobs if jobs is not None else BuildJobs()
         self._lock = threading.Lock()
         self._lazy: dict[str, Any] = {}
-        self._memory: Any = None
+        self._memory: Checkpointer | None = None
         # Everything is open (Milvus Lite has made its folder): one walk takes group and other
         # bits off whatever an older Zhixing or a loose umask left (core/home.py).
         tighten_home(settings.home)
@@ -105,13 +105,15 @@ class Home:
         return self._opened("notebooks", NotebookStore)
 
     @property
-    def memory(self) -> Any:
-        """The agents' LangGraph checkpointer (conversations' threads)."""
+    def memory(self) -> Checkpointer:
+        """The agents' LangGraph checkpointer (conversations' threads): in the home's
+        `conversations.sqlite`, or in the catalog's database when that is on Postgres."""
         with self._lock:
             if self._memory is None:
-                path = self.settings.home / "conversations.sqlite"
-                private_file(path)  # before SQLite makes it (and its -wal) by the umask
-                self._memory = open_checkpointer(path)
+                target = self.settings.conversations_target
+                if isinstance(target, Path):
+                    private_file(target)  # before SQLite makes it (and its -wal) by the umask
+                self._memory = open_checkpointer(target)
             return self._memory
 
     def _opened(self, what: str, kind: Callable[[SqlDatabase], _T]) -> _T:
@@ -121,10 +123,21 @@ class Home:
             if what not in self._lazy:
                 try:
                     self._lazy[what] = kind(self.catalog.db)
-                except sqlite3.Error as exc:
+                except driver_errors() as exc:
+                    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    if self.settings.catalog_on_postgres:
+                        from ..store.postgres import redacted
+
+                        where = redacted(self.settings.catalog_uri)
+                        raise StoreError(
+                            f"The {what} in the catalog at {where} cannot be made"
+                            f" ({reason}); give the user of ZHIXING_CATALOG_URI the right to"
+                            " create and write tables in its database."
+                        ) from exc
                     raise StoreError(
-                        f"The {what} in {self.settings.home} cannot be written ({exc}); make the"
-                        " Zhixing home writable, or set ZHIXING_HOME to a folder Zhixing may write."
+                        f"The {what} in {self.settings.home} cannot be written ({reason}); make"
+                        " the Zhixing home writable, or set ZHIXING_HOME to a folder Zhixing may"
+                        " write."
                     ) from exc
             store: _T = self._lazy[what]
             return store
@@ -132,7 +145,7 @@ class Home:
     def close(self) -> None:
         with self._lock:
             if self._memory is not None:
-                self._memory.conn.close()
+                close_checkpointer(self._memory)
                 self._memory = None
         self.vectors.close()
         self.catalog.close()

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..choices import BuildMode, DocumentState
 from ..errors import NotFoundError, StoreError, ZhixingError
@@ -28,7 +28,7 @@ from .jobs import JobStore
 from .kb_rows import Ids, Tables, dump_table, load_table
 from .sqlite import Database
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "catalog_exists", "open_database"]
 
 _DOC_COLUMNS = "id, kb_id, source, sha256, kind, title, pages, chunks, status, error"
 # The knowledge base's own fields a dump carries (its name may change on load).
@@ -379,11 +379,26 @@ class Catalog:
 
 def open_database(target: Path | str) -> SqlDatabase:
     """The catalog's database at `target`: a `postgresql://` URI, else a SQLite file's path."""
-    if isinstance(target, str) and target.startswith(("postgresql://", "postgres://")):
+    if _on_postgres(target):
         from .postgres import PostgresDatabase  # psycopg loads only for a Postgres catalog
 
         return PostgresDatabase(target)
     return Database(target)
+
+
+def _on_postgres(target: Path | str) -> TypeGuard[str]:
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def catalog_exists(target: Path | str) -> bool:
+    """Whether a catalog is at `target`, making nothing: a SQLite file there, or a Postgres
+    database that holds the catalog's tables (StoreError, one sentence, when its server
+    cannot be reached)."""
+    if _on_postgres(target):
+        from .postgres import catalog_tables
+
+        return "knowledge_bases" in catalog_tables(target)
+    return Path(target).is_file()
 
 
 KB_NAME_MAX = 64

@@ -1,7 +1,8 @@
 """One home's SQLite file (docs/architecture.md §3): the connection every SQLite store shares.
 
 `Database` opens `catalog.db` owner-only, in WAL mode with foreign keys, in autocommit mode:
-a single statement commits at once, `transaction()` makes a block all-or-nothing. One
+a single statement commits at once, `transaction()` makes a block all-or-nothing and
+`snapshot()` reads one in one snapshot (a copy of every table, store/table_copy.py). One
 re-entrant lock guards the connection, so the threads of one process share it. The stores of a
 home (catalog, jobs, users, runs, notebooks, graph, LLM cache) each run SQL on their own tables
 only, through `rows`, `execute`, `executemany` and `executescript` (the `SqlDatabase` Protocol of
@@ -105,6 +106,19 @@ class Database:
                     raise
             except sqlite3.OperationalError as exc:
                 raise _write_error(self.path, exc) from exc
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read a block in one snapshot of the database: a read transaction, which under WAL
+        sees one committed state and makes no writer wait."""
+        with self._lock:
+            self._conn.execute("BEGIN DEFERRED")
+            try:
+                yield
+            finally:
+                if self._conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")  # read only: nothing to keep
 
     def close(self) -> None:
         self._conn.close()
