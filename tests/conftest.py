@@ -78,9 +78,9 @@ def milvus_server(tmp_path_factory) -> str:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A module that sets `BOTH_STORES = True` runs each test that uses `settings` twice: on a
     Milvus Lite file and on the real server (`milvus_server`), with the same assertions; one
-    that sets `STORES` names the backends itself ("postgres": a catalog on PostgreSQL beside
+    that sets `STORE_BACKENDS` names the backends itself ("postgres": a catalog on PostgreSQL beside
     the Milvus server, as a team's set has)."""
-    stores = getattr(metafunc.module, "STORES", None)
+    stores = getattr(metafunc.module, "STORE_BACKENDS", None)
     if stores is None and getattr(metafunc.module, "BOTH_STORES", False):
         stores = ("lite", "server")
     if stores and "store_backend" in metafunc.fixturenames:

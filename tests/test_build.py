@@ -15,7 +15,7 @@ from zhixing.core.search import STRATEGIES
 
 # tests/conftest.py: every test here runs on the Lite file, the server, and a team's set (a
 # catalog on PostgreSQL beside the server)
-STORES = ("lite", "server", "postgres")
+STORE_BACKENDS = ("lite", "server", "postgres")
 
 POLICY = """# 密码安全基线
 
