@@ -20,6 +20,8 @@ import pytest
 from tests.command import zx
 from tests.fakes import FakeOpenAI
 from zhixing.core.backup import backup_home, restore_home
+from zhixing.core.build.background import BuildJobs
+from zhixing.core.build.durable import this_process
 from zhixing.core.config import Settings, save_settings
 from zhixing.core.errors import NotFoundError, ParseError
 from zhixing.core.service import KnowledgeService, User
@@ -357,3 +359,39 @@ def test_a_backup_taken_while_a_build_runs_restores_whole_documents_and_resumes(
         ran = zx(tmp_path / "new", "resume", "big")
         assert ran.returncode == 0, ran.stderr
         assert _indexed(tmp_path / "new", "big") == set(corpus)
+
+
+def test_a_restored_home_finishes_an_interrupted_build_from_the_uploads_the_backup_kept(
+    tmp_path, embedder
+):
+    home, new = tmp_path / "home", tmp_path / "new"
+    folder = "abc123def456"  # how the app names a job's upload folder
+    notes = {f"note-{i}.md": f"# Note {i}\n\nUpload {i} waits for its build.\n" for i in range(3)}
+    with KnowledgeService(_settings(home), embedder=embedder) as svc:
+        kb = svc.kbs.create("uploaded")
+        paths = _write(home / "uploads" / folder, notes)
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        # What a kill of the app leaves: a running job of a gone process, its uploads staged.
+        svc._home.catalog.jobs.claim(
+            kb.id,
+            total=len(paths),
+            paths=[str(p) for p in paths],
+            staging=str(home / "uploads" / folder),
+            owner=(dead.pid, "", this_process().host),
+            alive=lambda row: False,
+        )
+    archive = tmp_path / "home.zip"
+    backup_home(_settings(home), archive)
+    shutil.rmtree(home)  # the machine is gone: the backup is all there is
+    restore_home(_settings(new), archive, embedder=embedder)
+    with KnowledgeService(_settings(new), embedder=embedder) as svc:
+        jobs = BuildJobs()
+        [view] = jobs.resume_interrupted(svc.builds)
+        done = jobs.wait(view.id, 120)
+        assert done.state == "done", done.error
+        docs = svc.kbs.documents("uploaded")
+        assert sorted(d.source for d in docs) == sorted(notes)
+        assert {d.status for d in docs} == {"indexed"}
+        assert svc._home.catalog.jobs.staged(folder) == []  # ended: the kept copy goes
+    assert not (new / "uploads" / folder).exists()

@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ..choices import DocumentState
+from ..build.durable import keep_uploads
+from ..build.run import LEFT
+from ..choices import DocumentState, JobState
 from ..config import SETTINGS_FILE, Settings, load_saved
 from ..errors import NotFoundError, StoreError, ZhixingError
 from ..home import private_dir, tighten
@@ -156,6 +158,17 @@ def copy_sqlite(source: Path, target: Path) -> Path:
     return target
 
 
+def _keep_staged(catalog: Catalog) -> None:
+    """Put the uploads that unfinished builds staged in the home (or that a cancel left for a
+    resume) into the copy's `staged_files`, so that the restored home can finish those builds
+    wherever it is (core/build/durable.py `local_paths`)."""
+    for row in catalog.jobs.all():
+        unfinished = row["status"] not in (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
+        left = row["status"] == JobState.CANCELLED and LEFT in (row.get("message") or "")
+        if (unfinished or left) and row.get("staging"):
+            keep_uploads(catalog.jobs, row["staging"])
+
+
 def _write_settings(home: Path, target: Path) -> list[str]:
     """Write the home's saved settings without secrets to `target`; return the names kept."""
     saved = {k: v for k, v in load_saved(home).items() if k not in _SECRET_KEYS}
@@ -173,6 +186,7 @@ def _vectors(
     implies (one pair of members per knowledge base); say what was left out and why."""
     catalog = Catalog(members["catalog.db"])  # our copy: its stores may bring it up to date
     try:
+        _keep_staged(catalog)
         graph, users = GraphStore(catalog.db), UserStore(catalog.db).count()
         kbs = catalog.list_kbs()
         counts = {
