@@ -20,7 +20,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 from ..core.build import ProgressEvent
 from ..core.choices import GraphFormat
 from ..core.config import Settings
-from ..core.errors import ZhixingError, internal_error
+from ..core.errors import NotFoundError, ZhixingError, internal_error
 from ..core.home import owner_only_umask
 from ..core.logs import close_debug_log, close_verbose_log, debug_log, verbose_log
 from ..core.search import STRATEGIES, parse_strategies
@@ -69,6 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="finish builds that a kill or a lost LLM interrupted")
     resume.add_argument("name", nargs="?", help="only this knowledge base's builds")
     resume.add_argument("--json", action="store_true", help="print a JSON list of summaries")
+
+    builds = sub.add_parser(
+        "builds",
+        help="list the builds at work or interrupted in every process on the catalog (the app's"
+        " instances, other commands), or cancel one",
+    )
+    builds.add_argument("--cancel", metavar="ID", help="ask the process that runs build ID to stop")
+    builds.add_argument("--json", action="store_true")
 
     docs = sub.add_parser("docs", help="list the documents of a knowledge base")
     docs.add_argument("name")
@@ -388,6 +396,47 @@ def _resume(args: argparse.Namespace, settings: Settings) -> int:
                 f"{len(r.failed)} failed, {r.chunks} chunks in {r.seconds:.1f}s."
             )
     return 0 if all(r.ok for r in reports) else 1
+
+
+def _builds(args: argparse.Namespace, settings: Settings) -> int:
+    with _service(settings) as svc:
+        if args.cancel:
+            wanted = str(args.cancel)
+            job = svc.builds.job(wanted if wanted.startswith("db-") else f"db-{wanted}")
+            if job is None or not job.running:
+                raise NotFoundError(
+                    f"No build {args.cancel} is at work; `zhixing builds` lists those that are."
+                )
+            svc.builds.cancel(job.id)
+            print(
+                f"Asked {job.elsewhere} to stop the build of {job.kb!r}; it stops within seconds."
+            )
+            return 0
+        jobs = svc.builds.jobs()
+    rows = [
+        {
+            "id": j.id.removeprefix("db-"),
+            "kb": j.kb,
+            "state": j.state.value,
+            "done": j.done,
+            "total": j.total,
+            "stage": j.stage,
+            "progress": round(j.progress, 3),
+            "cancel_requested": j.cancel_requested,
+            "owner": j.elsewhere,
+        }
+        for j in jobs
+    ]
+    print_rows(
+        rows,
+        as_json=args.json,
+        empty="No build is at work or interrupted.",
+        line=lambda r: (
+            f"{r['id']}\t{r['kb']}\t{r['state']}\t{r['done']}/{r['total']}\t{r['stage']}"
+            f"\t{r['owner']}"
+        ),
+    )
+    return 0
 
 
 def _document_line(r: dict[str, Any]) -> str:
@@ -856,6 +905,7 @@ _HANDLERS = {
     "kb delete": _kb_delete,
     "add": _add,
     "resume": _resume,
+    "builds": _builds,
     "docs": _docs,
     "remove": _remove,
     "search": _search,

@@ -1,6 +1,6 @@
 """Builds seen, cancelled and taken over across processes (issue 38): another process (an app
 instance, a command) runs a build on the same catalog; this one lists it with its progress,
-cancels it through its row, and, once that process is killed, resumes it here.
+a command (`zhixing builds`) lists it and cancels it through its row, and, once that process is killed, resumes it here.
 
 On the embedded default, both processes open one home (its SQLite catalog, its Milvus Lite
 file served by whichever opened it first). On a team's set-up, two homes share a catalog on
@@ -11,6 +11,7 @@ another machine. Real processes, real Milvus, real SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -23,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.command import ROOT
+from tests.command import ROOT, run_python
+from tests.fake_openai import FakeOpenAI
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
@@ -64,10 +66,20 @@ class Team:
     their_home: Path
 
 
+@pytest.fixture(scope="module")
+def slow_model() -> Iterator[FakeOpenAI]:
+    """The other process's model: a fake endpoint that takes its time over each chunk, so that
+    its build is still running while this process and a command look at it."""
+    with FakeOpenAI(latency_s=0.25) as fake:
+        yield fake
+
+
 @pytest.fixture(params=["one home", "postgres and milvus server"])
-def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+def team(request: pytest.FixtureRequest, tmp_path: Path, slow_model: FakeOpenAI) -> Iterator[Team]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ZHIXING_", "OPENAI_"))}
     env["ZHIXING_EMBED_BATCH"] = "8"  # its documents indexed a few at a time, not all at the end
+    env |= {"OPENAI_BASE_URL": slow_model.url, "OPENAI_API_KEY": "sk-test"}
+    env["ZHIXING_LLM_CONCURRENCY"] = "1"
     if request.param == "one home":
         home = tmp_path / "home"
         yield Team(Settings(home=home), {**env, "ZHIXING_HOME": str(home)}, home)
@@ -124,8 +136,16 @@ def test_a_build_of_another_process_is_listed_with_its_progress_and_cancelled_fr
             assert view.kb == "big" and view.running and len(view.files) == N
             assert f"pid {builder.pid}" in view.elsewhere and 0 < view.done <= view.total == N
             assert service.builds.running("big") == view  # this process may not build it now
-            service.builds.cancel(view.id)
-            assert service.builds.job(view.id).cancel_requested
+            # A command, a third process, lists it and cancels it through its row.
+            listed = run_python("-m", "zhixing.cli.main", "builds", "--json", env=team.theirs)
+            [row] = json.loads(listed.stdout)
+            assert (row["kb"], row["state"], row["total"]) == ("big", "running", N), listed.stderr
+            assert f"pid {builder.pid}" in row["owner"] and f"db-{row['id']}" == view.id
+            cancel = ["-m", "zhixing.cli.main", "builds", "--cancel", row["id"]]
+            cancelled = run_python(*cancel, env=team.theirs)
+            assert cancelled.returncode == 0 and "stops within seconds" in cancelled.stdout
+            now = service.builds.job(view.id)  # asked to stop, or stopped already
+            assert now is None or now.cancel_requested
             out, err = builder.communicate(timeout=120)
         finally:
             builder.kill()
