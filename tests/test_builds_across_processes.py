@@ -134,6 +134,7 @@ def test_a_build_of_another_process_is_listed_with_its_progress_and_cancelled_fr
                 "the other process's build to report chunks indexed",
             )
             assert view.kb == "big" and view.running and len(view.files) == N
+            assert view.queued >= view.embedded >= view.chunks > 0  # the embedding's counts too
             assert f"pid {builder.pid}" in view.elsewhere and 0 < view.done <= view.total == N
             assert service.builds.running("big") == view  # this process may not build it now
             # A command, a third process, lists it and cancels it through its row.

@@ -389,10 +389,14 @@ def test_a_beat_records_progress_and_brings_back_a_cancel_asked_by_another_proce
 ) -> None:
     kb = home.catalog.create_kb("kb")
     job = home.jobs.claim(kb.id, total=9, paths=[], staging="", owner=(1, "t", "h"), alive=_alive)
-    assert home.jobs.beat(job, done=4, total=9, stage="embed", progress=0.4, chunks=12) is False
+    beat = home.jobs.beat(
+        job, done=4, total=9, stage="embed", progress=0.4, chunks=12, embedded=14, queued=20
+    )
+    assert beat is False
     row = home.jobs.get(job)
     assert row is not None and row["heartbeat"] > 0
     assert (row["done"], row["stage"], row["progress"], row["chunks"]) == (4, "embed", 0.4, 12)
+    assert (row["embedded"], row["queued"]) == (14, 20)
     assert home.jobs.request_cancel(job) is True
     assert home.jobs.beat(job, done=5, total=9, stage="embed", progress=0.5, chunks=15) is True
     home.jobs.finish(job, status=JobState.CANCELLED, done=5, failed=0)

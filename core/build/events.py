@@ -224,6 +224,8 @@ class Progress:
             "stage": self.stage,
             "progress": self.fraction(),
             "chunks": self.indexed_chunks,
+            "embedded": int(self.embedded),
+            "queued": self.queued_chunks,
         }
 
     def fraction(self) -> float:

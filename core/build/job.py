@@ -86,6 +86,8 @@ class JobView:
             cancel_requested=bool(row.get("cancel_requested")),
             stage=str(row.get("stage") or ""),
             progress=float(row.get("progress") or 0),
+            embedded=int(row.get("embedded") or 0),
+            queued=int(row.get("queued") or 0),
             elsewhere=f"{record.host or '?'} · pid {record.pid}",
         )
 

@@ -49,7 +49,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     stage TEXT NOT NULL DEFAULT '',
     progress {real} NOT NULL DEFAULT 0,
-    chunks INTEGER NOT NULL DEFAULT 0
+    chunks INTEGER NOT NULL DEFAULT 0,
+    embedded INTEGER NOT NULL DEFAULT 0,
+    queued INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS staged_files (
     folder TEXT NOT NULL,
@@ -72,6 +74,8 @@ _ADDED = (
     ("stage", "TEXT NOT NULL DEFAULT ''"),
     ("progress", "{real} NOT NULL DEFAULT 0"),
     ("chunks", "INTEGER NOT NULL DEFAULT 0"),
+    ("embedded", "INTEGER NOT NULL DEFAULT 0"),
+    ("queued", "INTEGER NOT NULL DEFAULT 0"),
 )
 _OWNER = "id, pid, pid_started, host, heartbeat"  # what `Alive` reads of a row
 
@@ -146,14 +150,23 @@ class JobStore:
         return int(row["id"])
 
     def beat(
-        self, job_id: int, *, done: int, total: int, stage: str, progress: float, chunks: int
+        self,
+        job_id: int,
+        *,
+        done: int,
+        total: int,
+        stage: str,
+        progress: float,
+        chunks: int,
+        embedded: int = 0,
+        queued: int = 0,
     ) -> bool:
         """Write a running job's progress and heartbeat; return whether a cancel was asked."""
         with self.db.transaction():
             self.db.execute(
                 "UPDATE jobs SET done = ?, total = ?, stage = ?, progress = ?, chunks = ?,"
-                " heartbeat = ? WHERE id = ?",
-                (done, total, stage, progress, chunks, time.time(), job_id),
+                " embedded = ?, queued = ?, heartbeat = ? WHERE id = ?",
+                (done, total, stage, progress, chunks, embedded, queued, time.time(), job_id),
             )
             rows = self.db.rows("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,))
         return bool(rows and rows[0]["cancel_requested"])
