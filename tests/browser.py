@@ -147,3 +147,18 @@ def is_local(url: str) -> bool:
     if parsed.scheme in ("data", "blob", "about", "chrome-error"):
         return True
     return parsed.hostname in LOCAL_HOSTS
+
+
+def create_from_uploads(page, url: str, name: str, files: list[str]) -> None:  # noqa: ANN001
+    """Create a knowledge base ("仅构建知识索引") from uploads with the build page's quick-create
+    form; return once its build runs (its 取消 shows)."""
+    page.goto(url)
+    page.get_by_test_id("stSidebar").wait_for()
+    settle(page)
+    page.locator(".st-key-create-name-0 input").fill(name)
+    page.locator(".st-key-create-files-0 input[type=file]").set_input_files(files)
+    page.get_by_text(Path(files[0]).name).first.wait_for()
+    page.get_by_text("仅构建知识索引").first.click()
+    settle(page)
+    page.locator(".st-key-create-submit button").click()
+    page.get_by_role("button", name="取消", exact=True).wait_for()

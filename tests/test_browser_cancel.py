@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chromium, require_chromium, serve_app, settle
+from tests.browser import chromium, create_from_uploads, require_chromium, serve_app
 from tests.fake_openai import FakeOpenAI
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
@@ -90,19 +90,6 @@ def app(tmp_path_factory, fake: FakeOpenAI) -> Iterator[App]:
     served.stop()
 
 
-def _create(page, url: str, name: str, files: list[str]) -> None:  # noqa: ANN001
-    page.goto(url)
-    page.get_by_test_id("stSidebar").wait_for()
-    settle(page)
-    page.locator(".st-key-create-name-0 input").fill(name)
-    page.locator(".st-key-create-files-0 input[type=file]").set_input_files(files)
-    page.get_by_text(Path(files[0]).name).first.wait_for()
-    page.get_by_text("仅构建知识索引").first.click()
-    settle(page)
-    page.locator(".st-key-create-submit button").click()
-    page.get_by_role("button", name="取消", exact=True).wait_for()
-
-
 def _cancel(page, wait_for, what: str) -> float:  # noqa: ANN001
     """Press 取消 once `wait_for()` holds; return the seconds until the page says cancelled."""
     deadline = time.monotonic() + 60
@@ -144,7 +131,7 @@ def test_cancel_during_enrichment_says_cancelled_in_seconds_and_resume_finishes(
 ) -> None:
     files = _files(tmp_path, 8)
     fake.latency_s = 1.0  # a slow model, a second a request
-    _create(page, app.url, "enrich", files)
+    create_from_uploads(page, app.url, "enrich", files)
     took = _cancel(page, lambda: fake.chat_count >= 1, "enrichment")
     assert took < CANCELLED_WITHIN_MS / 1000
     page.get_by_text(re.compile(r"剩余 8 篇未完成")).wait_for()
@@ -164,7 +151,7 @@ def test_cancel_during_embedding_says_cancelled_in_seconds_and_resume_finishes(
     files = _files(tmp_path, 12)
     fake.embedding_latency_s = 1.5  # a slow embedding endpoint; the model answers at once
     embedded = fake.embedding_count
-    _create(page, app.url, "embed", files)
+    create_from_uploads(page, app.url, "embed", files)
     took = _cancel(page, lambda: fake.embedding_count >= embedded + 2, "embedding")
     assert took < CANCELLED_WITHIN_MS / 1000
     documents, _ = _whole_documents(app.home, "embed")

@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chromium, open_page, require_chromium, serve_app, settle
+from tests.browser import (
+    chromium,
+    create_from_uploads,
+    open_page,
+    require_chromium,
+    serve_app,
+    settle,
+)
 from tests.fake_openai import FakeOpenAI
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
@@ -44,20 +51,6 @@ def _files(folder: Path, prefix: str, count: int) -> list[str]:
 def browser() -> Iterator[object]:
     with chromium() as browser:
         yield browser
-
-
-def _create(page, url: str, name: str, files: list[str]) -> None:  # noqa: ANN001
-    """Create a knowledge base from uploads with the build page's quick-create form."""
-    page.goto(url)
-    page.get_by_test_id("stSidebar").wait_for()
-    settle(page)
-    page.locator(".st-key-create-name-0 input").fill(name)
-    page.locator(".st-key-create-files-0 input[type=file]").set_input_files(files)
-    page.get_by_text(Path(files[0]).name).first.wait_for()
-    page.get_by_text("仅构建知识索引").first.click()
-    settle(page)
-    page.locator(".st-key-create-submit button").click()
-    page.get_by_role("button", name="取消", exact=True).wait_for()
 
 
 def _cell(page, question: str) -> None:  # noqa: ANN001
@@ -100,7 +93,7 @@ def test_two_instances_share_builds_cancels_notebooks_and_take_over_a_killed_bui
             page_one, page_two = open_page(browser, one), open_page(browser, two)
 
             # A build started on one is seen on two, with who runs it, and cancelled from two.
-            _create(page_one, one, "shared", _files(tmp_path / "a", "alpha", 10))
+            create_from_uploads(page_one, one, "shared", _files(tmp_path / "a", "alpha", 10))
             page_two.goto(two)
             settle(page_two)
             page_two.get_by_text(re.compile(r"「shared」· 10 个文件 · 构建中")).wait_for()
@@ -119,7 +112,7 @@ def test_two_instances_share_builds_cancels_notebooks_and_take_over_a_killed_bui
             page_one.get_by_text("Which gateway rejects unsigned tokens?").first.wait_for()
 
             # A build whose instance is killed: two takes it over and finishes it.
-            _create(page_one, one, "second", _files(tmp_path / "b", "beta", 8))
+            create_from_uploads(page_one, one, "second", _files(tmp_path / "b", "beta", 8))
             settings = Settings.from_env({"ZHIXING_HOME": str(tmp_path / "probe"), **shared})
             pid = _running_pid(settings, "second")
             os.kill(pid, signal.SIGKILL)

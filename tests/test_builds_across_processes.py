@@ -120,77 +120,87 @@ def _indexed(service: KnowledgeService) -> list[str]:
     return sorted(d.source for d in service.kbs.documents("big") if d.status == "indexed")
 
 
-def test_a_build_of_another_process_is_listed_with_its_progress_and_cancelled_from_here(
-    team: Team, tmp_path: Path, embedder
-) -> None:  # noqa: ANN001
+@dataclass
+class Building:
+    """This process's service on the set, and the other process building "big" from uploads."""
+
+    service: KnowledgeService
+    builder: subprocess.Popen[str]
+
+
+@pytest.fixture
+def building(team: Team, tmp_path: Path, embedder) -> Iterator[Building]:  # noqa: ANN001
     folder = _documents(tmp_path / "docs")
     with KnowledgeService(team.mine, embedder=embedder) as service:
         service.kbs.create("big")
         builder = _start_builder(team, folder)
         try:
-            # Seen from here: its knowledge base, files, owner and progress as its heartbeat wrote.
-            view = _until(
-                lambda: (j := _theirs(service)) is not None and j.chunks > 0 and j,
-                "the other process's build to report chunks indexed",
-            )
-            assert view.kb == "big" and view.running and len(view.files) == N
-            assert view.queued >= view.embedded >= view.chunks > 0  # the embedding's counts too
-            assert f"pid {builder.pid}" in view.elsewhere and 0 < view.done <= view.total == N
-            assert service.builds.running("big") == view  # this process may not build it now
-            # A command, a third process, lists it and cancels it through its row.
-            listed = run_python("-m", "zhixing.cli.main", "builds", "--json", env=team.theirs)
-            [row] = json.loads(listed.stdout)
-            assert (row["kb"], row["state"], row["total"]) == ("big", "running", N), listed.stderr
-            assert f"pid {builder.pid}" in row["owner"] and f"db-{row['id']}" == view.id
-            cancel = ["-m", "zhixing.cli.main", "builds", "--cancel", row["id"]]
-            cancelled = run_python(*cancel, env=team.theirs)
-            assert cancelled.returncode == 0 and "stops within seconds" in cancelled.stdout
-            now = service.builds.job(view.id)  # asked to stop, or stopped already
-            assert now is None or now.cancel_requested
-            out, err = builder.communicate(timeout=120)
+            yield Building(service, builder)
         finally:
             builder.kill()
-        assert builder.returncode == 0, err
-        assert out.split()[-1] == "cancelled"
-        [row] = service._home.catalog.jobs.all(service.kbs.get("big").id)
-        assert row["status"] == "cancelled" and "left to build" in row["message"]
-        # What the cancel kept is whole; nothing of the other process's build is listed now.
-        indexed = _indexed(service)
-        assert 0 < len(indexed) < N and _theirs(service) is None
-        assert {d.status for d in service.kbs.documents("big")} == {"indexed"}
+            builder.wait()
+
+
+def test_a_build_of_another_process_is_listed_with_its_progress_and_cancelled_from_here(
+    team: Team, building: Building
+) -> None:
+    service, builder = building.service, building.builder
+    # Seen from here: its knowledge base, files, owner and progress as its heartbeat wrote.
+    view = _until(
+        lambda: (j := _theirs(service)) is not None and j.chunks > 0 and j,
+        "the other process's build to report chunks indexed",
+    )
+    assert view.kb == "big" and view.running and len(view.files) == N
+    assert view.queued >= view.embedded >= view.chunks > 0  # the embedding's counts too
+    assert f"pid {builder.pid}" in view.elsewhere and 0 < view.done <= view.total == N
+    assert service.builds.running("big") == view  # this process may not build it now
+    # A command, a third process, lists it and cancels it through its row.
+    listed = run_python("-m", "zhixing.cli.main", "builds", "--json", env=team.theirs)
+    [row] = json.loads(listed.stdout)
+    assert (row["kb"], row["state"], row["total"]) == ("big", "running", N), listed.stderr
+    assert f"pid {builder.pid}" in row["owner"] and f"db-{row['id']}" == view.id
+    cancel = ["-m", "zhixing.cli.main", "builds", "--cancel", row["id"]]
+    cancelled = run_python(*cancel, env=team.theirs)
+    assert cancelled.returncode == 0 and "stops within seconds" in cancelled.stdout
+    now = service.builds.job(view.id)  # asked to stop, or stopped already
+    assert now is None or now.cancel_requested
+    out, err = builder.communicate(timeout=120)
+    assert builder.returncode == 0, err
+    assert out.split()[-1] == "cancelled"
+    [row] = service._home.catalog.jobs.all(service.kbs.get("big").id)
+    assert row["status"] == "cancelled" and "left to build" in row["message"]
+    # What the cancel kept is whole; nothing of the other process's build is listed now.
+    indexed = _indexed(service)
+    assert 0 < len(indexed) < N and _theirs(service) is None
+    assert {d.status for d in service.kbs.documents("big")} == {"indexed"}
 
 
 def test_a_killed_build_of_another_process_is_taken_over_and_finished_here(
-    team: Team, tmp_path: Path, embedder
-) -> None:  # noqa: ANN001
-    folder = _documents(tmp_path / "docs")
-    with KnowledgeService(team.mine, embedder=embedder) as service:
-        service.kbs.create("big")
-        builder = _start_builder(team, folder)
-        try:
-            _until(lambda: len(_indexed(service)) >= 10, "the other process to index documents")
-        finally:
-            builder.send_signal(signal.SIGKILL)
-            builder.wait()
-        partial = len(_indexed(service))
-        assert partial < N, "the kill must land mid-build for this test to mean anything"
-        view = _theirs(service)
-        assert view is not None and view.state == "interrupted" and not view.running
-        assert service.builds.running("big") is None
-        if team.their_home != team.mine.home:  # another machine: its disk is not this one's
-            shutil.rmtree(team.their_home)
-        taken = service.builds.resume(view.id)
-        assert taken.running and not taken.elsewhere
-        done = service._home.jobs.wait(taken.id, 180)
-        assert done.state == "done", done.error
-        docs = service.kbs.documents("big")
-        assert len(docs) == N and {d.status for d in docs} == {"indexed"}
-        kb = service.kbs.get("big")
-        chunks = sum(d.chunks for d in docs)
-        assert service._home.vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
-        [row] = service._home.catalog.jobs.all(kb.id)  # the same job, finished here
-        assert row["status"] == "done" and row["pid"] == os.getpid()
-        assert service._home.catalog.jobs.staged(Path(row["staging"]).name) == []
-        hits = service.search.query("Record 117", ["big"], top_k=3)
-        assert any(h.document == "record-117.md" for h in hits)
-        assert _theirs(service) is None
+    team: Team, building: Building
+) -> None:
+    service, builder = building.service, building.builder
+    _until(lambda: len(_indexed(service)) >= 10, "the other process to index documents")
+    builder.send_signal(signal.SIGKILL)
+    builder.wait()
+    partial = len(_indexed(service))
+    assert partial < N, "the kill must land mid-build for this test to mean anything"
+    view = _theirs(service)
+    assert view is not None and view.state == "interrupted" and not view.running
+    assert service.builds.running("big") is None
+    if team.their_home != team.mine.home:  # another machine: its disk is not this one's
+        shutil.rmtree(team.their_home)
+    taken = service.builds.resume(view.id)
+    assert taken.running and not taken.elsewhere
+    done = service._home.jobs.wait(taken.id, 180)
+    assert done.state == "done", done.error
+    docs = service.kbs.documents("big")
+    assert len(docs) == N and {d.status for d in docs} == {"indexed"}
+    kb = service.kbs.get("big")
+    chunks = sum(d.chunks for d in docs)
+    assert service._home.vectors.count(kb.dimension, kb=kb.id, kind="chunk") == chunks
+    [row] = service._home.catalog.jobs.all(kb.id)  # the same job, finished here
+    assert row["status"] == "done" and row["pid"] == os.getpid()
+    assert service._home.catalog.jobs.staged(Path(row["staging"]).name) == []
+    hits = service.search.query("Record 117", ["big"], top_k=3)
+    assert any(h.document == "record-117.md" for h in hits)
+    assert _theirs(service) is None

@@ -58,10 +58,7 @@ class PostgresDatabase:
         try:
             self._conn = psycopg.connect(uri, autocommit=True, row_factory=dict_row)
         except psycopg.Error as exc:
-            raise StoreError(
-                f"The catalog at {redacted(uri)} cannot be opened: {_first_line(exc)}; check"
-                " ZHIXING_CATALOG_URI and that the server is up."
-            ) from exc
+            raise _unopened(uri, exc) from exc
         self._lock = threading.RLock()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
@@ -187,11 +184,15 @@ def catalog_tables(uri: str, *, timeout_s: float = 2.0) -> set[str]:
                 " WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
             ).fetchall()
     except psycopg.Error as exc:
-        raise StoreError(
-            f"The catalog at {redacted(uri)} cannot be opened: {_first_line(exc)}; check"
-            " ZHIXING_CATALOG_URI and that the server is up."
-        ) from exc
+        raise _unopened(uri, exc) from exc
     return {str(row[0]) for row in rows}
+
+
+def _unopened(uri: str, exc: psycopg.Error) -> StoreError:
+    return StoreError(
+        f"The catalog at {redacted(uri)} cannot be opened: {_first_line(exc)}; check"
+        " ZHIXING_CATALOG_URI and that the server is up."
+    )
 
 
 def schema_objects(uri: str) -> set[tuple[str, str]]:
@@ -205,10 +206,7 @@ def schema_objects(uri: str) -> set[tuple[str, str]]:
                 " FROM pg_proc p WHERE p.pronamespace = to_regnamespace(current_schema())"
             ).fetchall()
     except psycopg.Error as exc:
-        raise StoreError(
-            f"The catalog at {redacted(uri)} cannot be opened: {_first_line(exc)}; check"
-            " ZHIXING_CATALOG_URI and that the server is up."
-        ) from exc
+        raise _unopened(uri, exc) from exc
     return {(str(kind), str(name)) for kind, name in rows}
 
 
