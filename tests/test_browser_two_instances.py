@@ -93,9 +93,10 @@ def test_two_instances_share_builds_cancels_notebooks_and_take_over_a_killed_bui
             page_one, page_two = open_page(browser, one), open_page(browser, two)
 
             # A build started on one is seen on two, with who runs it, and cancelled from two.
-            create_from_uploads(page_one, one, "shared", _files(tmp_path / "a", "alpha", 10))
+            # Two's build page is open already: it shows the build without a reload.
             page_two.goto(two)
             settle(page_two)
+            create_from_uploads(page_one, one, "shared", _files(tmp_path / "a", "alpha", 10))
             page_two.get_by_text(re.compile(r"「shared」· 10 个文件 · 构建中")).wait_for()
             page_two.get_by_text("在另一个进程中运行").wait_for()
             page_two.get_by_role("button", name="取消", exact=True).click()
@@ -116,7 +117,7 @@ def test_two_instances_share_builds_cancels_notebooks_and_take_over_a_killed_bui
             settings = Settings.from_env({"ZHIXING_HOME": str(tmp_path / "probe"), **shared})
             pid = _running_pid(settings, "second")
             os.kill(pid, signal.SIGKILL)
-            page_two.goto(two)
+            page_two.goto(two)  # (the recall page before)
             settle(page_two)
             page_two.get_by_text(re.compile(r"「second」· 8 个文件 · 已中断")).wait_for()
             page_two.get_by_role("button", name="接手继续构建").click()
