@@ -139,7 +139,8 @@ def _vectors(settings: Settings) -> tuple[Status, str]:
         return Status.HELD, str(exc)
     except StoreError as exc:
         return Status.FAILING, str(exc)
-    return Status.OK, f"The {where} at {uri} answers ({count} collections)."
+    noun = "collection" if count == 1 else "collections"
+    return Status.OK, f"The {where} at {uri} answers ({count} {noun})."
 
 
 def _llm(settings: Settings) -> tuple[Status, str]:
