@@ -130,3 +130,22 @@ def test_a_job_of_another_host_lives_while_its_heartbeat_is_fresh() -> None:
         assert owner_alive({**other, "host": host, "heartbeat": 0}, now)
         gone = {**other, "host": host, "pid": 2**22 + 7, "heartbeat": now}
         assert not owner_alive(gone, now)
+
+
+def test_a_kept_upload_whose_name_climbs_out_of_its_folder_is_never_written(tmp_path, svc):
+    from zhixing.core.build.durable import JobRecord, local_paths
+
+    jobs = svc._home.catalog.jobs
+    jobs.keep_staged("f1", [("../../escaped.md", b"# no")])
+    job = JobRecord.from_row(
+        {
+            "id": 1,
+            "kb_id": 1,
+            "status": "interrupted",
+            "paths": '["/gone/f1/x.md"]',
+            "staging": "/gone/f1",
+        }  # fmt: skip
+    )
+    with pytest.raises(ZhixingError, match="outside its folder"):
+        local_paths(jobs, job, tmp_path / "home")
+    assert not list(tmp_path.rglob("escaped.md"))

@@ -229,9 +229,11 @@ def local_paths(jobs: JobStore, job: JobRecord, home: Path) -> JobRecord:
             f"The files of build job {job.id} were uploaded{where} to {folder}, which this"
             " machine does not have, and the catalog kept no copy; resume it where it started."
         )
-    here = Path(home) / "uploads" / folder.name
+    here = (Path(home) / "uploads" / Path(folder.name).name).resolve()
     for name, content in kept:
-        target = here / name
+        target = (here / name).resolve()
+        if here not in target.parents:  # a name that climbs out of the folder: never written
+            raise ZhixingError(f"Build job {job.id} names an upload outside its folder: {name!r}.")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
     moved = []
@@ -251,8 +253,8 @@ def resumable_here(jobs: JobStore, job: JobRecord) -> bool:
 
 
 class Heartbeat:
-    """While a job runs: every `BEAT_S` write its latest progress (`progress()` gives done,
-    total, stage, fraction and chunks) and the time into its row, and set `cancel` when another
+    """While a job runs: every `BEAT_S` write its latest progress (`progress()` gives the
+    keywords of `JobStore.beat`) and the time into its row, and set `cancel` when another
     process asked the job to stop. A failed write is tried again at the next beat: the build
     never stops for its heartbeat."""
 
