@@ -1,6 +1,6 @@
-"""The home is its owner's alone (docs/architecture.md §10): made under umask 022 by real
-`zhixing` processes, every folder in it is 0700 and every file 0600 or tighter, and a home
-an older Zhixing left 0755/0644 is tightened when it is next opened."""
+"""The home is its owner's alone (docs/architecture.md §10): made under umask 022 by the
+`zhixing` command and by a library host, every folder in it is 0700 and every file 0600 or
+tighter, and a home an older Zhixing left 0755/0644 is tightened when it is next opened."""
 
 from __future__ import annotations
 
@@ -22,16 +22,29 @@ pytestmark = pytest.mark.process
 
 DOC = "# Vault\n\nThe vault key rotates weekly. Passwords are hashed with bcrypt.\n"
 
-# A library host (a LangChain app, Studio) that opens the home under its own umask 022: a user
-# (a password hash in catalog.db), a conversation (conversations.sqlite), saved settings, a
-# staged upload and a task workspace. In one process: each `zhixing` process costs seconds.
-LIBRARY = """
-import sys, time
+# One real process started under umask 022, as a user's shell starts one. First the `zhixing`
+# command four times, each entered under umask 022 again (as a new process would be; the
+# command tightens its own), the last exporting into the home. Then a library host (a LangChain
+# app, Studio) that opens the home under its umask 022: a user (a password hash in catalog.db),
+# a conversation (conversations.sqlite), saved settings, a staged upload and a task workspace.
+# In one process: each `zhixing` process costs seconds.
+MADE = """
+import os, sys, time
 from pathlib import Path
+from zhixing.cli.main import main
 from zhixing.core.config import Settings
 from zhixing.core.service import KnowledgeService
 
-home = Path(sys.argv[1])
+home, doc, workspace = (Path(arg) for arg in sys.argv[1:4])
+for command in (
+    ["kb", "create", "vault"],
+    ["add", "vault", str(doc)],
+    ["run", "vault", "Which hash stores passwords?", "--workspace", str(workspace)],
+    ["export", "vault", str(home / "vault-backup.zip")],
+):
+    os.umask(0o022)
+    assert main(command) == 0, command
+os.umask(0o022)
 with KnowledgeService(Settings(home=home)) as svc:
     svc.users.add("alice", "viewer", "a long password")
     talk = svc.conversations.new()
@@ -40,7 +53,7 @@ with KnowledgeService(Settings(home=home)) as svc:
     job = svc.builds.start("vault", uploads=[("notes.md", b"# Notes\\n\\nRotate keys weekly.\\n")])
     while svc.builds.job(job.id).state not in ("done", "failed", "cancelled"):
         time.sleep(0.2)
-    svc.tasks.run("Which hash stores passwords?", ["vault"], upload=("ws.zip", Path(sys.argv[2]).read_bytes()))
+    svc.tasks.run("Which hash stores passwords?", ["vault"], upload=("ws.zip", workspace.read_bytes()))
 """
 
 
@@ -92,11 +105,7 @@ def test_a_home_made_under_umask_022_is_readable_by_its_owner_only(tmp_path: Pat
     doc.write_text(DOC, encoding="utf-8")
     workspace = tmp_path / "ws.zip"
     workspace.write_bytes(_workspace_zip())
-    _zhixing(home, "kb", "create", "vault")
-    _zhixing(home, "add", "vault", str(doc))
-    _zhixing(home, "run", "vault", "Which hash stores passwords?", "--workspace", str(workspace))
-    _zhixing(home, "export", "vault", str(home / "vault-backup.zip"))  # an export into the home
-    _run(home, sys.executable, "-c", LIBRARY, str(home), str(workspace))
+    _run(home, sys.executable, "-c", MADE, str(home), str(doc), str(workspace))
     made = {p.relative_to(home).as_posix() for p in home.rglob("*")}
     for expected in (
         "catalog.db",
