@@ -60,8 +60,8 @@ def fake(model: HostileModel):
         yield server
 
 
-@pytest.fixture(scope="module")
-def svc(tmp_path_factory, fake: FakeOpenAI, embedder):
+def _seeded(tmp_path_factory, fake: FakeOpenAI, embedder):
+    """A service on the hostile model whose graph knowledge base "kb" holds the seed document."""
     home = tmp_path_factory.mktemp("hostile") / "home"
     settings = Settings(
         home=home, openai_base_url=fake.url, openai_api_key="sk-test", llm_concurrency=4
@@ -76,6 +76,20 @@ def svc(tmp_path_factory, fake: FakeOpenAI, embedder):
     assert service.builds.add("kb", [docs / "seed.md"]).ok
     yield service
     service.close()
+
+
+@pytest.fixture(scope="module")
+def builder(tmp_path_factory, fake: FakeOpenAI, embedder):
+    """The build roles' service: each of their examples adds a document or a knowledge base."""
+    yield from _seeded(tmp_path_factory, fake, embedder)
+
+
+@pytest.fixture(scope="module")
+def svc(tmp_path_factory, fake: FakeOpenAI, embedder):
+    """The search, ask and task roles' service, apart from the build roles' one: their searches
+    scan the seed's segment in Milvus Lite, not those of the forty-odd builds the build examples
+    run (after them the task examples took twice as long)."""
+    yield from _seeded(tmp_path_factory, fake, embedder)
 
 
 def _doc(folder: Path) -> Path:
@@ -112,23 +126,23 @@ def _graph_is_well_formed(svc: KnowledgeService) -> None:
 @settings(max_examples=30, **_FAST)
 @given(reply=replies(ChunkKnowledge))
 def test_any_extraction_reply_leaves_the_document_indexed_and_the_graph_well_formed(
-    svc, model, tmp_path_factory, reply
+    builder, model, tmp_path_factory, reply
 ) -> None:
     model.attack = {"ChunkKnowledge": reply}
     doc = _doc(tmp_path_factory.mktemp("docs"))
-    report = svc.builds.add("kb", [doc])
+    report = builder.builds.add("kb", [doc])
     assert report.ok and len(report.added) == 1 and report.chunks > 0, report.to_json()
-    kb = svc.kbs.get("kb")
-    state = svc._home.catalog.document_states(kb.id)
+    kb = builder.kbs.get("kb")
+    state = builder._home.catalog.document_states(kb.id)
     assert any(s.status == "indexed" for source, s in state.items() if source.endswith(doc.name))
     assert report.degraded == sum(report.fallbacks.values())
-    _graph_is_well_formed(svc)
+    _graph_is_well_formed(builder)
 
 
 @settings(max_examples=12, **_FAST)
 @given(verdict=replies(SameEntity), summary=replies(EntityDescription))
 def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
-    svc, model, tmp_path_factory, verdict, summary
+    builder, model, tmp_path_factory, verdict, summary
 ) -> None:
     n = next(_counter)
     long = "SQL injection lets an attacker change a query by concatenated input. " * 6
@@ -150,19 +164,19 @@ def test_any_merge_verdict_or_summary_reply_keeps_the_build_going(
     model.attack = {"SameEntity": verdict, "EntityDescription": summary}
     model.fallback = knowledge
     try:
-        svc.kbs.create(f"merge-{n}", mode="graph")
+        builder.kbs.create(f"merge-{n}", mode="graph")
         folder = tmp_path_factory.mktemp("merge")
         (folder / "en.md").write_text(DOC.format(n=n).split("##")[0], encoding="utf-8")
         (folder / "zh.md").write_text("## SQL 注入防护\n\n禁止拼接 SQL。\n", encoding="utf-8")
-        report = svc.builds.add(f"merge-{n}", [folder / "en.md", folder / "zh.md"])
+        report = builder.builds.add(f"merge-{n}", [folder / "en.md", folder / "zh.md"])
     finally:
         from tests.fake_openai import default_responder
 
         model.fallback = default_responder
     assert report.ok, report.to_json()
-    _graph_is_well_formed(svc)
-    kb = svc.kbs.get(f"merge-{n}")
-    rows = svc._home.catalog.db.execute(
+    _graph_is_well_formed(builder)
+    kb = builder.kbs.get(f"merge-{n}")
+    rows = builder._home.catalog.db.execute(
         "SELECT name, description FROM entities WHERE kb_id = ?", (kb.id,)
     ).fetchall()
     assert rows and all(description.strip() for _, description in rows)
